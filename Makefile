@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# xdp-rl: one entry point.
+#   make            build build/xdp-rl (the BPF object is embedded)
+#   make test       unit tables (BPF_PROG_TEST_RUN) and netns end-to-end tests
+#   make demo       a flood against a well-behaved source, in namespaces
+#   make bench      per-packet cost and memory (see README)
+#   make install    copy xdp-rl to $(PREFIX)/sbin
+#   V=1             show the commands
+
+VERSION    := 0.1.0
+BUILD      := build
+PREFIX     ?= /usr/local
+CLANG      ?= clang
+CC         ?= cc
+BPFTOOL    ?= bpftool
+PYTHON     ?= /usr/bin/python3
+ARCH       := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+MULTIARCH  := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.PHONY: all test unit e2e demo bench install clean deps
+
+WARN       := -Wall -Wextra -Werror
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
+              -Wno-unused-parameter -Iinclude -I/usr/include/$(MULTIARCH)
+CFLAGS     ?= -O2 -g
+# Paths are built from bounded parts; truncation warnings on them are noise.
+USER_CFLAGS = $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
+              -Iinclude -I$(BUILD) -MMD -MP
+# One file to copy: libbpf, libelf, zlib and libcap are linked statically.
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
+LDLIBS      := $(STATIC_LIBS) $(shell pkg-config --libs-only-l libzstd 2>/dev/null)
+
+BPF_SRC    := bpf/xdp_rl.bpf.c
+BPF_OBJ    := $(BUILD)/xdp_rl.bpf.o
+SKEL       := $(BUILD)/xdp_rl.skel.h
+USER_SRC   := $(wildcard user/*.c)
+USER_OBJ   := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRC))
+BIN        := $(BUILD)/xdp-rl
+UNIT_BIN   := $(BUILD)/test_prog
+
+all: $(BIN)
+
+# Build dependencies are checked, not assumed: scripts/deps.sh installs them.
+DEPS_OK := $(BUILD)/.deps-ok
+$(DEPS_OK): scripts/deps.sh
+	$(Q)mkdir -p $(BUILD)
+	$(Q)scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+	$(Q)touch $@
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) include/xdp_rl.h | $(DEPS_OK)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xdp_rl > $@
+
+$(BUILD)/user/%.o: user/%.c $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BIN): $(USER_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(UNIT_BIN): $(BUILD)/tests/test_prog.o
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+-include $(USER_OBJ:.o=.d) $(BUILD)/tests/test_prog.d
+
+test: unit e2e
+
+unit: $(UNIT_BIN)
+	$(Q)$(UNIT_BIN)
+
+e2e: $(BIN)
+	$(Q)$(PYTHON) -m pytest -q tests/e2e
+
+demo: $(BIN)
+	$(Q)scripts/demo.sh $(BIN)
+
+bench: $(BIN)
+	$(Q)scripts/bench.sh $(BUILD)
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/sbin/xdp-rl
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * window.h - an exact fixed-window counter shared by every CPU.
+ *
+ * Why it is exact. A source's state is two words (include/xdp_rl.h):
+ * count_gen holds the window generation and the count; expires_gen holds the
+ * window end and the generation of the window it describes. Every change to
+ * count_gen is a single atomic instruction:
+ *
+ *   - a hit in the current window is one fetch-and-add, and the decision is
+ *     taken on the value that add returned, so each packet sees a distinct
+ *     running total and no two packets can both take the last unit of budget;
+ *   - a window turnover is one compare-and-swap from the exact word that was
+ *     read (old generation, old count) to (generation + 1, this increment).
+ *     Only one CPU can win it; a CPU that loses re-reads and joins the
+ *     window the winner opened. An add that lands just before the swap makes
+ *     the swap fail (the word changed), so it is never wiped out unseen; an
+ *     add that lands after it is counted in the new window.
+ *
+ * So in each window generation the count is exactly the sum of the increments
+ * applied to it, and a packet passes iff the total including it is within the
+ * limit: min(offered, limit) packets pass, whatever CPUs they arrive on.
+ *
+ * The winner of a turnover writes expires_gen right after its swap. Between
+ * the two, readers see a newer generation in count_gen than in expires_gen:
+ * a turnover is in progress, the window is current, so they add to it rather
+ * than turn it over a second time. Readers load expires_gen before count_gen
+ * and the writer stores count_gen (a full barrier) before expires_gen.
+ */
+#ifndef XDP_RL_WINDOW_H
+#define XDP_RL_WINDOW_H
+
+#include <bpf/bpf_helpers.h>
+#include "xdp_rl.h"
+
+#ifndef READ_ONCE
+#define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+#endif
+
+/* Turnover attempts before a packet simply joins whatever window is there. */
+#define WINDOW_TURNOVER_TRIES	4
+
+static __always_inline __u64 gen_of_count(__u64 count_gen)
+{
+	return count_gen >> XDP_RL_COUNT_BITS;
+}
+
+/* The end of a new window, rounded up to the grain of expires_gen. */
+static __always_inline __u64 window_end(__u64 end_ns)
+{
+	return (end_ns + XDP_RL_EXP_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+}
+
+/*
+ * window_hit - charge @inc to @s at time @now and return the window's count
+ * including this charge (saturated at XDP_RL_COUNT_SAT). If the window is
+ * over, a new one ending at @new_end opens with this charge and *opened is
+ * set.
+ */
+static __always_inline __u64 window_hit(struct xdp_rl_state *s, __u64 now,
+					__u64 window_ns, __u64 new_end,
+					__u64 inc, int *opened)
+{
+	__u64 e, c = 0, gen, next;
+	int i;
+
+	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
+		e = READ_ONCE(s->expires_gen);
+		c = READ_ONCE(s->count_gen);
+		gen = gen_of_count(c);
+		if (gen != (e & XDP_RL_GEN_MASK) || !xdp_rl_window_over(e, now, window_ns))
+			break;	/* current window, or a turnover in progress */
+
+		gen = (gen + 1) & XDP_RL_GEN_MASK;
+		next = (gen << XDP_RL_COUNT_BITS) | inc;
+		if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
+			WRITE_ONCE(s->expires_gen, window_end(new_end) | gen);
+			*opened = 1;
+			return inc;
+		}
+	}
+
+	/* Never let an add carry into the generation bits. */
+	if (xdp_rl_count(c) >= XDP_RL_COUNT_SAT)
+		return XDP_RL_COUNT_SAT;
+	return xdp_rl_count(__sync_fetch_and_add(&s->count_gen, inc) + inc);
+}
+
+/* The state of a source seen for the first time. */
+static __always_inline struct xdp_rl_state window_first(__u64 new_end, __u64 inc)
+{
+	struct xdp_rl_state s = {
+		.expires_gen = window_end(new_end),	/* generation 0 */
+		.count_gen = inc,
+	};
+	return s;
+}
+
+#endif /* XDP_RL_WINDOW_H */

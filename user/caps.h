@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* caps.h - name the capabilities a command needs and the caller lacks. */
+#ifndef XDP_RL_CAPS_H
+#define XDP_RL_CAPS_H
+
+enum {
+	NEED_BPF = 1 << 0,	/* load programs, create and read maps */
+	NEED_NET_ADMIN = 1 << 1,	/* attach to an interface */
+	NEED_SYS_ADMIN = 1 << 2,	/* enter a netns, reach or mount bpffs */
+};
+
+/* 0 if every capability in @need is effective; else print which are not. */
+int caps_check(unsigned int need, const char *what);
+
+#endif

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_show.c - the commands that read a limiter: status, stats, get, top; and reset. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "commands.h"
+#include "json.h"
+#include "log.h"
+#include "options.h"
+#include "pin.h"
+
+enum { OPT_JSON = 256, OPT_WATCH, OPT_COUNT, OPT_ALL };
+
+/* ---- Sources ------------------------------------------------------------- */
+
+/* One source as shown to users: its key and its current window. */
+struct source {
+	struct ip_addr key;
+	unsigned int prefix;
+	__u64 count;		/* 0 if the window has ended */
+	__u64 expires_in_ns;	/* 0 if the window has ended */
+};
+
+static void source_from(struct source *src, int family, const void *key,
+			const struct xdp_rl_state *st, const struct limiter *l, __u64 now)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+
+	memset(src, 0, sizeof(*src));
+	src->key.family = family;
+	memcpy(src->key.bytes, key, family == AF_INET ? 4 : 16);
+	src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
+	if (!st || xdp_rl_window_over(st->expires_gen, now, live->window_ns))
+		return;
+	src->count = xdp_rl_count(st->count_gen);
+	src->expires_in_ns = xdp_rl_expires_ns(st->expires_gen) - now;
+}
+
+typedef int (*source_fn)(const struct source *src, void *ctx);
+
+#define BATCH 4096
+
+/*
+ * Call @fn for every source in @fd with a window still open, one batch of
+ * keys and values at a time (a plain key walk where batches are refused).
+ */
+static int foreach_source(const struct limiter *l, int fd, int family,
+			  source_fn fn, void *ctx)
+{
+	size_t ksz = family == AF_INET ? 4 : 16;
+	static __u8 keys[BATCH * 16];
+	static struct xdp_rl_state vals[BATCH];
+	__u8 token[16], next[16], *in = NULL;
+	__u64 now = window_clock_ns(limiter_live(l));
+	struct source src;
+	__u32 n, i;
+	int r, done = 0;
+
+	while (!done) {
+		n = BATCH;
+		r = bpf_map_lookup_batch(fd, in, token, keys, vals, &n, NULL);
+		if (r && errno != ENOENT)
+			goto walk;
+		done = r != 0;
+		for (i = 0; i < n; i++) {
+			source_from(&src, family, keys + i * ksz, &vals[i], l, now);
+			if (src.count && fn(&src, ctx))
+				return 1;
+		}
+		in = token;
+	}
+	return 0;
+
+walk:	/* Kernels without batch lookups for this map type. */
+	for (in = NULL; !bpf_map_get_next_key(fd, in, next); in = token) {
+		memcpy(token, next, ksz);
+		if (bpf_map_lookup_elem(fd, next, &vals[0]))
+			continue;
+		source_from(&src, family, next, &vals[0], l, now);
+		if (src.count && fn(&src, ctx))
+			return 1;
+	}
+	return 0;
+}
+
+static int count_one(const struct source *src, void *ctx)
+{
+	(void)src;
+	++*(__u64 *)ctx;
+	return 0;
+}
+
+static const char *unit_name(const struct limiter *l)
+{
+	return l->cfg.fixed.bytes ? "bytes" : "packets";
+}
+
+static __u64 ms_up(__u64 ns)
+{
+	return (ns + 999999) / 1000000;
+}
+
+/* ---- status -------------------------------------------------------------- */
+
+struct link_state {
+	int attached;
+	__u32 link_id, prog_id;
+};
+
+static void link_state(const struct limiter *l, struct link_state *ls)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	memset(ls, 0, sizeof(*ls));
+	if (bpf_obj_get_info_by_fd(l->link_fd, &info, &len))
+		return;
+	ls->link_id = info.id;
+	ls->prog_id = info.prog_id;
+	ls->attached = info.xdp.ifindex != 0;
+}
+
+static void status_one(struct limiter *l, struct json *j)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	const struct xdp_rl_fixed *f = &l->cfg.fixed;
+	__u64 n4 = 0, n6 = 0;
+	struct link_state ls;
+	char w[32], desc[128];
+
+	link_state(l, &ls);
+	foreach_source(l, l->src4_fd, AF_INET, count_one, &n4);
+	foreach_source(l, l->src6_fd, AF_INET6, count_one, &n6);
+	fmt_duration(live->window_ns, w, sizeof(w));
+	if (j) {
+		json_obj(j, NULL);
+		json_str(j, "interface", l->ifname);
+		json_u64(j, "ifindex", l->ifindex);
+		json_bool(j, "attached", ls.attached);
+		json_str(j, "mode", f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native");
+		json_u64(j, "link_id", ls.link_id);
+		json_u64(j, "prog_id", ls.prog_id);
+		json_u64(j, "limit", live->limit);
+		json_str(j, "unit", unit_name(l));
+		json_str(j, "window", w);
+		json_u64(j, "window_ns", live->window_ns);
+		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
+		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
+		json_u64(j, "v4_prefix", f->v4_prefix);
+		json_u64(j, "v6_prefix", f->v6_prefix);
+		json_u64(j, "max_sources", f->max_sources);
+		json_u64(j, "active_sources_v4", n4);
+		json_u64(j, "active_sources_v6", n6);
+		json_u64(j, "loaded_at", f->loaded_at_unix);
+		json_end(j);
+		return;
+	}
+	describe_limit(live, f->bytes, desc, sizeof(desc));
+	printf("%s: %s, %s mode, link %u, prog %u\n", l->ifname,
+	       ls.attached ? "attached" : "DETACHED (interface gone?)",
+	       f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
+	       ls.link_id, ls.prog_id);
+	printf("  limit    %s\n", desc);
+	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family\n",
+	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources);
+	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n",
+	       (unsigned long long)n4, (unsigned long long)n6);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ 0 }
+	};
+	char ns[PATH_MAX], name[IF_NAMESIZE];
+	int opt, as_json = 0, found = 0, ret = EXIT_DONE;
+	const char *ifname = NULL;
+	struct limiter l;
+	struct dirent *d;
+	struct json j;
+	DIR *dir;
+
+	while ((opt = cmd_getopt(argc, argv, "status", opts)) != -1) {
+		if (opt != OPT_JSON)
+			return EXIT_USAGE;
+		as_json = 1;
+	}
+	if (argc - optind > 1)
+		return usage_err("status", "status: unexpected argument '%s'", argv[optind + 1]);
+	if (argc - optind == 1)
+		ifname = argv[optind];
+	if (cmd_prepare(NEED_BPF, "cannot show status"))
+		return EXIT_FAIL;
+
+	if (ifname) {
+		if (limiter_open(ifname, &l, "cannot show status of"))
+			return EXIT_FAIL;
+		if (as_json) {
+			json_begin(&j, stdout);
+			json_obj(&j, NULL);
+			json_arr(&j, "limiters");
+		}
+		status_one(&l, as_json ? &j : NULL);
+		limiter_close(&l);
+		goto done;
+	}
+
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_arr(&j, "limiters");
+	}
+	dir = state_dir(ns, sizeof(ns), 0) ? NULL : opendir(ns);
+	while (dir && (d = readdir(dir))) {
+		unsigned int ifindex = strtoul(d->d_name, NULL, 10);
+
+		if (!ifindex)
+			continue;
+		if (!if_indextoname(ifindex, name))
+			snprintf(name, sizeof(name), "if%u", ifindex);
+		if (limiter_open_index(ifindex, name, &l, "cannot show status of")) {
+			ret = EXIT_FAIL;
+			continue;
+		}
+		if (found++ && !as_json)
+			putchar('\n');
+		status_one(&l, as_json ? &j : NULL);
+		limiter_close(&l);
+	}
+	if (dir)
+		closedir(dir);
+	if (!found && !as_json)
+		printf("no xdp-rl limiter in this network namespace (see 'xdp-rl load --help')\n");
+done:
+	if (as_json) {
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	}
+	return ret;
+}
+
+/* ---- stats --------------------------------------------------------------- */
+
+static const char *const stat_names[XDP_RL_STAT_MAX] = {
+	[XDP_RL_STAT_PASSED] = "passed",
+	[XDP_RL_STAT_DROPPED] = "dropped",
+	[XDP_RL_STAT_WOULD_DROP] = "would_drop",
+	[XDP_RL_STAT_NOT_IP] = "not_ip",
+	[XDP_RL_STAT_MALFORMED] = "malformed",
+	[XDP_RL_STAT_NEW_WINDOWS] = "new_windows",
+	[XDP_RL_STAT_TABLE_ERRORS] = "table_errors",
+	[XDP_RL_STAT_PASSED_BYTES] = "passed_bytes",
+	[XDP_RL_STAT_DROPPED_BYTES] = "dropped_bytes",
+};
+
+static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct xdp_rl_stats *per;
+	__u32 zero = 0;
+
+	if (ncpu <= 0)
+		return -1;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -1;
+	if (bpf_map_lookup_elem(l->stats_fd, &zero, per)) {
+		free(per);
+		return -1;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < XDP_RL_STAT_MAX; i++)
+			sum->c[i] += per[c].c[i];
+	free(per);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
+			const struct xdp_rl_stats *prev, double secs, int as_json)
+{
+	struct json j;
+	char label[32];
+	int i;
+
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", l->ifname);
+		for (i = 0; i < XDP_RL_STAT_MAX; i++)
+			json_u64(&j, stat_names[i], s->c[i]);
+		if (prev) {
+			json_obj(&j, "per_second");
+			for (i = 0; i < XDP_RL_STAT_MAX; i++)
+				json_u64(&j, stat_names[i],
+					 (__u64)((s->c[i] - prev->c[i]) / secs + 0.5));
+			json_end(&j);
+		}
+		json_end(&j);
+		json_finish(&j);
+		return;
+	}
+	printf("%s:\n", l->ifname);
+	for (i = 0; i < XDP_RL_STAT_MAX; i++) {
+		if (i == XDP_RL_STAT_PASSED_BYTES || i == XDP_RL_STAT_DROPPED_BYTES)
+			continue;
+		snprintf(label, sizeof(label), "%s", stat_names[i]);
+		for (char *p = label; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		printf("  %-13s %15llu", label, (unsigned long long)s->c[i]);
+		if (i == XDP_RL_STAT_PASSED || i == XDP_RL_STAT_DROPPED)
+			printf(" packets %17llu bytes",
+			       (unsigned long long)s->c[i == XDP_RL_STAT_PASSED ?
+					XDP_RL_STAT_PASSED_BYTES : XDP_RL_STAT_DROPPED_BYTES]);
+		if (prev)
+			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ 0 }
+	};
+	struct xdp_rl_stats s, prev;
+	int opt, as_json = 0;
+	const char *ifname, *why;
+	__u64 watch = 0;
+	struct limiter l;
+
+	while ((opt = cmd_getopt(argc, argv, "stats", opts)) != -1) {
+		if (opt == OPT_JSON) {
+			as_json = 1;
+		} else if (opt == OPT_WATCH) {
+			why = parse_u64(optarg, 1, 86400, &watch);
+			if (why)
+				return usage_err("stats", "stats: invalid --watch '%s': %s",
+						 optarg, why);
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_positional(argc, argv, "stats", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (argc - optind > 1)
+		return usage_err("stats", "stats: unexpected argument '%s'", argv[optind + 1]);
+	if (cmd_prepare(NEED_BPF, "cannot read statistics") ||
+	    limiter_open(ifname, &l, "cannot read statistics of"))
+		return EXIT_FAIL;
+	if (stats_read(&l, &s)) {
+		err("cannot read statistics of '%s': %m", ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	stats_print(&l, &s, NULL, 0, as_json);
+	if (watch) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+	}
+	while (watch && !stop) {
+		prev = s;
+		sleep(watch);
+		if (stop)
+			break;
+		if (stats_read(&l, &s)) {
+			err("cannot read statistics of '%s': %m (was it unloaded?)", ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		if (!as_json)
+			putchar('\n');
+		stats_print(&l, &s, &prev, watch, as_json);
+	}
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+/* ---- get ----------------------------------------------------------------- */
+
+static void source_print(const struct limiter *l, const struct source *src,
+			 const char *asked, struct json *j)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	__u64 passed = src->count < live->limit ? src->count : live->limit;
+	int dry = live->flags & XDP_RL_F_DRY_RUN;
+	char key[INET6_ADDRSTRLEN + 8];
+
+	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
+	if (j) {
+		json_obj(j, NULL);
+		if (asked)
+			json_str(j, "address", asked);
+		json_str(j, "key", key);
+		json_u64(j, "count", src->count);
+		json_u64(j, "limit", live->limit);
+		json_str(j, "unit", unit_name(l));
+		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns));
+		if (!l->cfg.fixed.bytes) {
+			json_u64(j, "passed", passed);
+			json_u64(j, dry ? "would_drop" : "dropped", src->count - passed);
+		}
+		json_end(j);
+		return;
+	}
+	printf("%-24s %12llu %s", key, (unsigned long long)src->count, unit_name(l));
+	if (!l->cfg.fixed.bytes)
+		printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
+		       (unsigned long long)(src->count - passed), dry ? "would drop" : "dropped");
+	if (src->count)
+		printf(", window ends in %llu ms", (unsigned long long)ms_up(src->expires_in_ns));
+	else
+		printf(", no open window");
+	putchar('\n');
+}
+
+/* The key @text maps to under the limiter's prefixes, and the map holding it. */
+static int source_key(const struct limiter *l, const char *text, struct ip_addr *a,
+		      int *fd, const char *cmd)
+{
+	const char *why = parse_addr(text, a);
+
+	if (why)
+		return usage_err(cmd, "%s: invalid ADDRESS '%s': %s", cmd, text, why);
+	mask_addr(a, a->family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix);
+	*fd = a->family == AF_INET ? l->src4_fd : l->src6_fd;
+	return 0;
+}
+
+int cmd_get(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ 0 }
+	};
+	const char *ifname, *addr;
+	struct xdp_rl_state st;
+	struct ip_addr a;
+	struct source src;
+	struct limiter l;
+	int opt, as_json = 0, fd, r;
+	struct json j;
+
+	while ((opt = cmd_getopt(argc, argv, "get", opts)) != -1) {
+		if (opt != OPT_JSON)
+			return EXIT_USAGE;
+		as_json = 1;
+	}
+	if (cmd_positional(argc, argv, "get", "IFACE", 0, &ifname) ||
+	    cmd_positional(argc, argv, "get", "ADDRESS", 1, &addr))
+		return EXIT_USAGE;
+	if (argc - optind > 2)
+		return usage_err("get", "get: unexpected argument '%s'", argv[optind + 2]);
+	if (parse_addr(addr, &a))
+		return usage_err("get", "get: invalid ADDRESS '%s': %s", addr,
+				 parse_addr(addr, &a));
+	if (cmd_prepare(NEED_BPF, "cannot read a source") ||
+	    limiter_open(ifname, &l, "cannot read a source on"))
+		return EXIT_FAIL;
+	source_key(&l, addr, &a, &fd, "get");
+
+	r = bpf_map_lookup_elem(fd, a.bytes, &st);
+	if (r && errno != ENOENT) {
+		err("cannot read source %s on '%s': %m", addr, ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	source_from(&src, a.family, a.bytes, r ? NULL : &st, &l, window_clock_ns(limiter_live(&l)));
+	if (as_json)
+		json_begin(&j, stdout);
+	source_print(&l, &src, addr, as_json ? &j : NULL);
+	if (as_json)
+		json_finish(&j);
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+/* ---- top ----------------------------------------------------------------- */
+
+struct collect {
+	struct source *v;
+	size_t n, cap;
+};
+
+static int collect_one(const struct source *src, void *ctx)
+{
+	struct collect *c = ctx;
+	struct source *v;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 1024;
+		v = realloc(c->v, c->cap * sizeof(*v));
+		if (!v)
+			return 1;
+		c->v = v;
+	}
+	c->v[c->n++] = *src;
+	return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct source *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ 0 }
+	};
+	struct collect c = {};
+	const char *ifname, *why;
+	__u64 count = 10;
+	struct limiter l;
+	int opt, as_json = 0;
+	struct json j;
+	size_t i;
+
+	while ((opt = cmd_getopt(argc, argv, "top", opts)) != -1) {
+		if (opt == OPT_JSON) {
+			as_json = 1;
+		} else if (opt == OPT_COUNT) {
+			why = parse_u64(optarg, 1, MAX_SOURCES_MAX * 2, &count);
+			if (why)
+				return usage_err("top", "top: invalid --count '%s': %s", optarg, why);
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_positional(argc, argv, "top", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (argc - optind > 1)
+		return usage_err("top", "top: unexpected argument '%s'", argv[optind + 1]);
+	if (cmd_prepare(NEED_BPF, "cannot list sources") ||
+	    limiter_open(ifname, &l, "cannot list sources on"))
+		return EXIT_FAIL;
+
+	if (foreach_source(&l, l.src4_fd, AF_INET, collect_one, &c) ||
+	    foreach_source(&l, l.src6_fd, AF_INET6, collect_one, &c)) {
+		err("cannot list sources on '%s': out of memory", ifname);
+		free(c.v);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
+	if (count > c.n)
+		count = c.n;
+
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", ifname);
+		json_u64(&j, "active_sources", c.n);
+		json_arr(&j, "sources");
+		for (i = 0; i < count; i++)
+			source_print(&l, &c.v[i], NULL, &j);
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	} else {
+		printf("%s: %zu sources with an open window%s\n", ifname, c.n,
+		       c.n ? ", highest count first:" : "");
+		for (i = 0; i < count; i++)
+			source_print(&l, &c.v[i], NULL, NULL);
+	}
+	free(c.v);
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+/* ---- reset --------------------------------------------------------------- */
+
+static __u64 clear_map(int fd, __u64 bound)
+{
+	__u8 key[16];
+	__u64 n = 0;
+
+	/* Bounded: a map under traffic refills while it is being emptied. */
+	while (bound-- && !bpf_map_get_next_key(fd, NULL, key))
+		if (!bpf_map_delete_elem(fd, key))
+			n++;
+	return n;
+}
+
+int cmd_reset(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ 0 }
+	};
+	const char *ifname, *addr = NULL;
+	char key[INET6_ADDRSTRLEN + 8];
+	int opt, all = 0, fd, gone;
+	struct ip_addr a;
+	struct limiter l;
+	__u64 n;
+
+	while ((opt = cmd_getopt(argc, argv, "reset", opts)) != -1) {
+		if (opt != OPT_ALL)
+			return EXIT_USAGE;
+		all = 1;
+	}
+	if (cmd_positional(argc, argv, "reset", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (argc - optind > 1)
+		addr = argv[optind + 1];
+	if (argc - optind > 2)
+		return usage_err("reset", "reset: unexpected argument '%s'", argv[optind + 2]);
+	if (!addr == !all)
+		return usage_err("reset", "reset: give either an ADDRESS or --all");
+	if (addr && parse_addr(addr, &a))
+		return usage_err("reset", "reset: invalid ADDRESS '%s': %s", addr,
+				 parse_addr(addr, &a));
+	if (cmd_prepare(NEED_BPF, "cannot reset") || state_lock() < 0 ||
+	    limiter_open(ifname, &l, "cannot reset sources on"))
+		return EXIT_FAIL;
+
+	if (all) {
+		n = clear_map(l.src4_fd, l.cfg.fixed.max_sources * 2);
+		n += clear_map(l.src6_fd, l.cfg.fixed.max_sources * 2);
+		printf("xdp-rl: %s: forgot %llu sources\n", ifname, (unsigned long long)n);
+	} else {
+		source_key(&l, addr, &a, &fd, "reset");
+		fmt_prefix(&a, a.family == AF_INET ? l.cfg.fixed.v4_prefix :
+			   l.cfg.fixed.v6_prefix, key, sizeof(key));
+		gone = bpf_map_delete_elem(fd, a.bytes) ? errno : 0;
+		if (gone && gone != ENOENT) {
+			err("cannot reset %s on '%s': %s", key, ifname, strerror(gone));
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		printf("xdp-rl: %s: %s %s\n", ifname, gone ? "no window to forget for" :
+		       "forgot", key);
+	}
+	limiter_close(&l);
+	return EXIT_DONE;
+}

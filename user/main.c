@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* main.c - global options, the command table and help. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "commands.h"
+#include "log.h"
+#include "options.h"
+#include "pin.h"
+
+static const char *netns_name;
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *synopsis;
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "load", cmd_load,
+	  "load IFACE [--limit N] [--window DUR] [--per-key|--aligned] [--bytes]\n"
+	  "            [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
+	  "            [--dry-run] [--mode native|generic] [--force]",
+	  "Attach the limiter to IFACE. It keeps running after xdp-rl exits.\n\n"
+	  "  --limit N          packets (or bytes with --bytes) per window per source\n"
+	  "                     (default 1000)\n"
+	  "  --window DUR       window length: a number and ns|us|ms|s|m|h, 1ms..366d\n"
+	  "                     (default 1s)\n"
+	  "  --per-key          a source's window opens at its first packet (default)\n"
+	  "  --aligned          windows at multiples of DUR since the Unix epoch\n"
+	  "  --bytes            count frame bytes instead of packets\n"
+	  "  --v4-prefix LEN    IPv4 sources share a window per /LEN (0..32, default 32)\n"
+	  "  --v6-prefix LEN    IPv6 sources share a window per /LEN (0..128, default 64)\n"
+	  "  --max-sources N    sources tracked per address family (LRU, default 262144)\n"
+	  "  --dry-run          count what would be dropped, drop nothing\n"
+	  "  --mode MODE        native (driver, default) or generic (skb)\n"
+	  "  --force            replace a limiter already on IFACE without a gap;\n"
+	  "                     windows are kept when the table settings are unchanged\n" },
+	{ "set", cmd_set,
+	  "set IFACE [--limit N] [--window DUR] [--dry-run|--enforce] [--per-key|--aligned]",
+	  "Change the running limiter's settings at once, without detaching it.\n\n"
+	  "  --limit N          applies to the windows already open\n"
+	  "  --window DUR       applies to windows opened from now on; an open window\n"
+	  "                     longer than DUR ends at once (its count restarts)\n"
+	  "  --dry-run          count, drop nothing     --enforce  drop again\n"
+	  "  --per-key|--aligned  switch window alignment; every window restarts\n" },
+	{ "unload", cmd_unload, "unload IFACE",
+	  "Detach the limiter from IFACE and remove every piece of state it made.\n" },
+	{ "status", cmd_status, "status [IFACE] [--json]",
+	  "Show the limiters in this network namespace (or on IFACE) and their settings.\n" },
+	{ "stats", cmd_stats, "stats IFACE [--json] [--watch SECONDS]",
+	  "Show the totals since load: passed, dropped, would-drop (dry run), not IP,\n"
+	  "malformed, windows opened, table errors. --watch prints them every\n"
+	  "SECONDS with rates, until interrupted (with --json: one object a line).\n" },
+	{ "get", cmd_get, "get IFACE ADDRESS [--json]",
+	  "Show the window of the source ADDRESS belongs to: its key, its count (drops\n"
+	  "included) and the time left. A window that has ended shows as empty.\n" },
+	{ "reset", cmd_reset, "reset IFACE (ADDRESS | --all)",
+	  "Forget a source's window (or every source's): its next packet opens a new one.\n" },
+	{ "top", cmd_top, "top IFACE [--count N] [--json]",
+	  "List the sources with the highest counts in their current window, highest\n"
+	  "first (default 10). Windows that have ended are not listed.\n" },
+	{ "help", NULL, "help [COMMAND]", "Show help for xdp-rl or for COMMAND.\n" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: xdp-rl [-n NETNS] [-v] COMMAND ...\n\n"
+		   "Per-source fixed-window rate limiting at the XDP hook.\n\n"
+		   "  -n, --netns NETNS  run in network namespace NETNS (as 'ip -n')\n"
+		   "  -v, --verbose      show libbpf's log\n"
+		   "      --version      print the version\n\ncommands:\n");
+	for (i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %s\n", commands[i].synopsis);
+	fprintf(f, "\nRun 'xdp-rl help COMMAND' or 'xdp-rl COMMAND --help' for details.\n");
+}
+
+static void command_help(const struct command *c)
+{
+	printf("usage: xdp-rl [-n NETNS] %s\n\n%s", c->synopsis, c->help);
+}
+
+/* Exact name, or an unambiguous prefix of one, as `ip` accepts. */
+static const struct command *find_command(const char *name)
+{
+	const struct command *found = NULL;
+	char list[256] = "";
+	size_t i, n = strlen(name);
+	int matches = 0;
+
+	for (i = 0; i < N_COMMANDS; i++) {
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+		if (n && !strncmp(commands[i].name, name, n)) {
+			found = &commands[i];
+			if (matches++)
+				strcat(list, ", ");
+			strcat(list, commands[i].name);
+		}
+	}
+	if (matches == 1)
+		return found;
+	if (matches > 1)
+		usage_err(NULL, "ambiguous command '%s': %s", name, list);
+	else
+		usage_err(NULL, "unknown command '%s'", name);
+	return NULL;
+}
+
+int cmd_prepare(unsigned int caps, const char *what)
+{
+	if (netns_name)
+		caps |= NEED_SYS_ADMIN;
+	if (caps_check(caps, what))
+		return -1;
+	if (netns_name && netns_enter(netns_name))
+		return -1;
+	return 0;
+}
+
+int cmd_getopt(int argc, char **argv, const char *cmd, const struct option *opts)
+{
+	char shortopts[64] = ":";
+	const struct option *o;
+	int c, prev = optind;
+
+	for (o = opts; o->name; o++) {
+		if (o->val < 128 && !o->flag) {
+			char s[3] = { (char)o->val, o->has_arg ? ':' : 0, 0 };
+
+			strcat(shortopts, s);
+		}
+	}
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, opts, NULL);
+	if (c == '?') {
+		if (optopt && optopt < 128)
+			usage_err(cmd, "%s: unknown option '-%c'", cmd, optopt);
+		else
+			usage_err(cmd, "%s: unknown option '%s'", cmd, argv[optind - 1]);
+	} else if (c == ':') {
+		usage_err(cmd, "%s: option '%s' needs a value", cmd,
+			  argv[optind - 1 >= prev ? optind - 1 : prev]);
+		c = '?';
+	}
+	return c;
+}
+
+int cmd_positional(int argc, char **argv, const char *cmd, const char *what,
+		   int n, const char **out)
+{
+	if (argc - optind <= n) {
+		usage_err(cmd, "%s: missing %s", cmd, what);
+		return -1;
+	}
+	*out = argv[optind + n];
+	return 0;
+}
+
+__u64 window_clock_ns(const struct xdp_rl_live *live)
+{
+	struct timespec ts;
+
+	/* bpf_ktime_get_ns is CLOCK_MONOTONIC; bpf_ktime_get_tai_ns is CLOCK_TAI. */
+	clock_gettime(live->flags & XDP_RL_F_ALIGNED ? CLOCK_TAI : CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+__s64 tai_to_unix_ns(void)
+{
+	struct timespec tai, real;
+
+	clock_gettime(CLOCK_TAI, &tai);
+	clock_gettime(CLOCK_REALTIME, &real);
+	/* The offset is whole seconds (0 until NTP sets it, then -37). */
+	return (__s64)((real.tv_sec - tai.tv_sec) +
+		       (real.tv_nsec - tai.tv_nsec >= 500000000 ? 1 :
+			real.tv_nsec - tai.tv_nsec <= -500000000 ? -1 : 0)) * 1000000000LL;
+}
+
+void describe_limit(const struct xdp_rl_live *live, int bytes, char *buf, size_t len)
+{
+	char w[32];
+
+	fmt_duration(live->window_ns, w, sizeof(w));
+	snprintf(buf, len, "%llu %s per %s window, %s%s",
+		 (unsigned long long)live->limit, bytes ? "bytes" : "packets", w,
+		 live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per key",
+		 live->flags & XDP_RL_F_DRY_RUN ? ", dry run" : "");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "netns", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	const struct command *c;
+	int opt, i;
+
+	/* Options before the command only; the command parses the rest. */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:n:vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'n':
+			netns_name = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_DONE;
+		case 'V':
+			printf("xdp-rl %s (libbpf %s)\n", XDP_RL_VERSION,
+			       libbpf_version_string());
+			return EXIT_DONE;
+		case ':':
+			return usage_err(NULL, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_err(NULL, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	c = find_command(argv[optind]);
+	if (!c)
+		return EXIT_USAGE;
+
+	argc -= optind;
+	argv += optind;
+	if (!c->run) {	/* help [COMMAND] */
+		if (argc < 2) {
+			usage(stdout);
+			return EXIT_DONE;
+		}
+		c = find_command(argv[1]);
+		if (!c)
+			return EXIT_USAGE;
+		command_help(c);
+		return EXIT_DONE;
+	}
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			command_help(c);
+			return EXIT_DONE;
+		}
+	}
+	log_setup_libbpf();
+	optind = 0;	/* a fresh getopt scan for the command */
+	return c->run(argc, argv);
+}

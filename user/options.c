@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* options.c - strict parsers: "80abc", "", "-1" and overflow are refused. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static const struct {
+	const char *name;
+	__u64 ns;
+} units[] = {
+	{ "ns", 1ULL },
+	{ "us", 1000ULL },
+	{ "ms", 1000000ULL },
+	{ "s", 1000000000ULL },
+	{ "m", 60ULL * 1000000000ULL },
+	{ "h", 3600ULL * 1000000000ULL },
+};
+
+/* Digits only, and the end of them in *end. */
+static const char *parse_digits(const char *s, __u64 *out, const char **end)
+{
+	unsigned long long v;
+	char *e;
+
+	if (!s || !*s)
+		return "empty value";
+	if (!isdigit((unsigned char)*s))
+		return *s == '-' ? "must not be negative" : "not a number";
+	errno = 0;
+	v = strtoull(s, &e, 10);
+	if (errno == ERANGE)
+		return "too large";
+	*out = v;
+	*end = e;
+	return NULL;
+}
+
+const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	static char why[64];
+	const char *end, *e;
+	__u64 v;
+
+	e = parse_digits(s, &v, &end);
+	if (e)
+		return e;
+	if (*end)
+		return "not a number";
+	if (v < min || v > max) {
+		if (v == 0)
+			snprintf(why, sizeof(why), "must be at least %llu",
+				 (unsigned long long)min);
+		else
+			snprintf(why, sizeof(why), "out of range %llu..%llu",
+				 (unsigned long long)min, (unsigned long long)max);
+		return why;
+	}
+	*out = v;
+	return NULL;
+}
+
+const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns)
+{
+	static char why[80];
+	const char *end, *e;
+	char lo[16], hi[16];
+	__u64 v;
+	size_t i;
+
+	e = parse_digits(s, &v, &end);
+	if (e)
+		return e;
+	if (!*end)
+		return "needs a unit: ns, us, ms, s, m or h (e.g. 500ms, 1s)";
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].name))
+			continue;
+		if (v > max_ns / units[i].ns || v * units[i].ns < min_ns ||
+		    v * units[i].ns > max_ns) {
+			fmt_duration(min_ns, lo, sizeof(lo));
+			fmt_duration(max_ns, hi, sizeof(hi));
+			snprintf(why, sizeof(why), "out of range %s..%s", lo, hi);
+			return why;
+		}
+		*ns = v * units[i].ns;
+		return NULL;
+	}
+	return "unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)";
+}
+
+const char *parse_addr(const char *s, struct ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!s || !*s)
+		return "empty address";
+	if (inet_pton(AF_INET, s, a->bytes) == 1) {
+		a->family = AF_INET;
+		return NULL;
+	}
+	if (inet_pton(AF_INET6, s, a->bytes) == 1) {
+		a->family = AF_INET6;
+		return NULL;
+	}
+	return "not an IPv4 or IPv6 address";
+}
+
+void fmt_duration(__u64 ns, char *buf, size_t len)
+{
+	int i;
+
+	for (i = sizeof(units) / sizeof(units[0]) - 1; i > 0; i--)
+		if (ns % units[i].ns == 0)
+			break;
+	snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
+		 units[i].name);
+}
+
+void mask_addr(struct ip_addr *a, unsigned int prefix)
+{
+	unsigned int bits = a->family == AF_INET ? 32 : 128, i;
+
+	for (i = prefix; i < bits; i++)
+		a->bytes[i / 8] &= ~(0x80 >> (i % 8));
+}
+
+void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN];
+
+	inet_ntop(a->family, a->bytes, s, sizeof(s));
+	snprintf(buf, len, "%s/%u", s, prefix);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * options.h - strict parsing of what users type: numbers, durations,
+ * addresses. Each parser returns NULL on success or why the text is refused.
+ */
+#ifndef XDP_RL_OPTIONS_H
+#define XDP_RL_OPTIONS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#define WINDOW_MIN_NS	1000000ULL			/* 1ms */
+#define WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)	/* 366 days */
+
+struct ip_addr {
+	int family;		/* AF_INET or AF_INET6 */
+	__u8 bytes[16];		/* network byte order; IPv4 in the first 4 */
+};
+
+/* A decimal number in [min, max]: no sign, no spaces, no suffix. */
+const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
+/* A number and a unit, ns us ms s m h: "500ms", "1s", "15m". */
+const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns);
+/* An IPv4 or IPv6 address. */
+const char *parse_addr(const char *s, struct ip_addr *a);
+
+/* The shortest exact spelling of a duration: 1s, 1500ms, 15m. */
+void fmt_duration(__u64 ns, char *buf, size_t len);
+/* addr/prefix, e.g. 198.18.0.0/24 or 2001:2::/64 */
+void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t len);
+/* Zero the bits of @a past @prefix. */
+void mask_addr(struct ip_addr *a, unsigned int prefix);
+
+#endif

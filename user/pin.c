@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* pin.c - bpffs, network namespaces, pinned maps and the state lock. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+
+#include "log.h"
+#include "pin.h"
+
+/*
+ * Pins must live in the bpffs of the outer mount namespace: `ip netns exec`
+ * gives its command a new mount namespace with a fresh /sys and no
+ * /sys/fs/bpf, and a bpffs mounted there would vanish with it (each bpffs
+ * mount is a new, empty instance). So after our own /sys/fs/bpf we look at
+ * our ancestors' (the shell that ran `ip netns exec`), through
+ * /proc/PID/root, up to PID 1.
+ */
+#define MAX_ANCESTORS 64
+
+static int is_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+static ino_t ns_inode(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	/* pid (comm) state ppid: comm may hold spaces and parentheses. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* Our ancestors, nearest first, ending with PID 1 if we can see it. */
+static int ancestors(pid_t *out, int max)
+{
+	pid_t pid = getpid();
+	int n = 0;
+
+	while (n < max && pid > 1 && (pid = parent_of(pid)) > 0)
+		out[n++] = pid;
+	return n;
+}
+
+/*
+ * Mount bpffs on /sys/fs/bpf in the outermost mount namespace we can enter:
+ * ours if no ancestor's is different and reachable.
+ */
+static int bpffs_mount(void)
+{
+	char path[64];
+	pid_t pids[MAX_ANCESTORS];
+	int n = ancestors(pids, MAX_ANCESTORS), self = -1, outer = -1, ret = -1;
+	ino_t mine = ns_inode("/proc/self/ns/mnt"), ino;
+
+	while (n-- > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pids[n]);
+		ino = ns_inode(path);
+		if (!ino)
+			continue;
+		if (ino == mine)
+			break;
+		outer = open(path, O_RDONLY | O_CLOEXEC);
+		break;
+	}
+	if (outer < 0)
+		return mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+
+	self = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || setns(outer, CLONE_NEWNS))
+		goto out;
+	ret = mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700");
+	if (setns(self, CLONE_NEWNS)) {
+		err("cannot return to this mount namespace: %m");
+		ret = -1;
+	}
+out:
+	if (self >= 0)
+		close(self);
+	close(outer);
+	return ret;
+}
+
+static int bpffs_search(char *out, size_t len)
+{
+	pid_t pids[MAX_ANCESTORS];
+	int n, i;
+
+	if (is_bpffs("/sys/fs/bpf")) {
+		snprintf(out, len, "/sys/fs/bpf");
+		return 0;
+	}
+	n = ancestors(pids, MAX_ANCESTORS);
+	for (i = 0; i < n; i++) {
+		snprintf(out, len, "/proc/%d/root/sys/fs/bpf", pids[i]);
+		if (is_bpffs(out))
+			return 0;
+	}
+	return -1;
+}
+
+static int bpffs_find(char *out, size_t len, int create)
+{
+	if (!bpffs_search(out, len))
+		return 0;
+	if (!create) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (bpffs_mount() || bpffs_search(out, len)) {
+		err("cannot mount bpffs on /sys/fs/bpf: %m "
+		    "(mount it with 'mount -t bpf bpf /sys/fs/bpf')");
+		return -1;
+	}
+	return 0;
+}
+
+int netns_enter(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (strchr(name, '/') || !*name) {
+		err("cannot enter network namespace '%s': not a name (see 'ip netns list')",
+		    name);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err("cannot enter network namespace '%s': %m (see 'ip netns list')", name);
+		return -1;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		err("cannot enter network namespace '%s': %m", name);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int root_dir(char *out, size_t len, int create)
+{
+	char fs[PATH_MAX];
+
+	if (bpffs_find(fs, sizeof(fs), create))
+		return -1;
+	snprintf(out, len, "%s/%s", fs, XDP_RL_PIN_ROOT);
+	if (create && mkdir(out, 0700) && errno != EEXIST) {
+		err("cannot create %s: %m", out);
+		return -1;
+	}
+	return 0;
+}
+
+int state_dir(char *out, size_t len, int create)
+{
+	char root[PATH_MAX];
+
+	if (root_dir(root, sizeof(root), create))
+		return -1;
+	snprintf(out, len, "%s/%lu", root,
+		 (unsigned long)ns_inode("/proc/self/ns/net"));
+	if (create && mkdir(out, 0700) && errno != EEXIST) {
+		err("cannot create %s: %m", out);
+		return -1;
+	}
+	return 0;
+}
+
+int state_lock(void)
+{
+	char root[PATH_MAX];
+	int fd;
+
+	if (root_dir(root, sizeof(root), 1))
+		return -1;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		err("cannot lock %s: %m", root);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;	/* released when the process exits */
+}
+
+int iface_resolve(const char *name, unsigned int *ifindex, const char *what)
+{
+	if (strlen(name) >= IF_NAMESIZE) {
+		err("%s '%s': interface name too long (see 'ip link')", what, name);
+		return -1;
+	}
+	*ifindex = if_nametoindex(name);
+	if (!*ifindex) {
+		err("%s '%s': %s (see 'ip link')", what, name,
+		    errno == ENODEV || errno == ENXIO ? "No such device" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void pin_path(char *out, size_t len, const char *dir, const char *name)
+{
+	snprintf(out, len, "%s/%s", dir, name);
+}
+
+static int pin_open(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	pin_path(path, sizeof(path), dir, name);
+	return bpf_obj_get(path);
+}
+
+int limiter_read_config(struct limiter *l)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(l->config_fd, &zero, &l->cfg);
+}
+
+const struct xdp_rl_live *limiter_live(const struct limiter *l)
+{
+	return &l->cfg.slot[l->cfg.active & 1];
+}
+
+int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
+{
+	struct xdp_rl_config next = l->cfg;
+	__u32 zero = 0, spare = !(l->cfg.active & 1);
+
+	/* 1: fill the slot the datapath does not read. */
+	next.slot[spare] = *live;
+	if (bpf_map_update_elem(l->config_fd, &zero, &next, BPF_EXIST))
+		return -1;
+	/* 2: flip to it; only the byte holding `active` changes. */
+	next.active = spare;
+	if (bpf_map_update_elem(l->config_fd, &zero, &next, BPF_EXIST))
+		return -1;
+	l->cfg = next;
+	return 0;
+}
+
+void limiter_close(struct limiter *l)
+{
+	int *fds[] = { &l->link_fd, &l->config_fd, &l->stats_fd,
+		       &l->src4_fd, &l->src6_fd };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int limiter_open(const char *ifname, struct limiter *l, const char *what)
+{
+	unsigned int ifindex;
+
+	if (iface_resolve(ifname, &ifindex, what))
+		return -1;
+	return limiter_open_index(ifindex, ifname, l, what);
+}
+
+int limiter_open_index(unsigned int ifindex, const char *ifname,
+		       struct limiter *l, const char *what)
+{
+	char ns[PATH_MAX];
+
+	memset(l, 0, sizeof(*l));
+	l->link_fd = l->config_fd = l->stats_fd = l->src4_fd = l->src6_fd = -1;
+	l->ifindex = ifindex;
+	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
+	if (state_dir(ns, sizeof(ns), 0) && errno != ENOENT)
+		return -1;
+	snprintf(l->dir, sizeof(l->dir), "%s/%u", ns, l->ifindex);
+
+	l->config_fd = pin_open(l->dir, XDP_RL_MAP_CONFIG);
+	if (l->config_fd < 0) {
+		if (errno == ENOENT)
+			err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
+			    "or 'xdp-rl load %s')", what, ifname, ifname);
+		else
+			err("%s '%s': cannot open %s/%s: %m", what, ifname, l->dir,
+			    XDP_RL_MAP_CONFIG);
+		return -1;
+	}
+	l->link_fd = pin_open(l->dir, XDP_RL_PIN_LINK);
+	l->stats_fd = pin_open(l->dir, XDP_RL_MAP_STATS);
+	l->src4_fd = pin_open(l->dir, XDP_RL_MAP_SRC4);
+	l->src6_fd = pin_open(l->dir, XDP_RL_MAP_SRC6);
+	if (l->link_fd < 0 || l->stats_fd < 0 || l->src4_fd < 0 || l->src6_fd < 0 ||
+	    limiter_read_config(l)) {
+		err("%s '%s': the pinned state in %s is incomplete: %m "
+		    "(run 'xdp-rl unload %s' and load again)", what, ifname, l->dir, ifname);
+		limiter_close(l);
+		return -1;
+	}
+	return 0;
+}
+
+int pins_remove(const char *dir)
+{
+	static const char *const names[] = {
+		XDP_RL_PIN_LINK, XDP_RL_MAP_CONFIG, XDP_RL_MAP_STATS,
+		XDP_RL_MAP_SRC4, XDP_RL_MAP_SRC6,
+	};
+	char path[PATH_MAX], *slash;
+	int ret = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		pin_path(path, sizeof(path), dir, names[i]);
+		if (unlink(path) && errno != ENOENT)
+			ret = -1;
+	}
+	if (rmdir(dir) && errno != ENOENT)
+		ret = -1;
+	/* The netns folder goes when its last limiter does. */
+	snprintf(path, sizeof(path), "%s", dir);
+	slash = strrchr(path, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(path);
+	}
+	return ret;
+}
+
+/* A pinned link whose interface went away reports ifindex 0. */
+static int link_defunct(const char *dir)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+	int fd, defunct;
+
+	fd = pin_open(dir, XDP_RL_PIN_LINK);
+	if (fd < 0)
+		return errno == ENOENT;
+	memset(&info, 0, sizeof(info));
+	defunct = !bpf_obj_get_info_by_fd(fd, &info, &len) && !info.xdp.ifindex;
+	close(fd);
+	return defunct;
+}
+
+void pins_gc(void)
+{
+	char root[PATH_MAX], ns[PATH_MAX + 300], dir[PATH_MAX * 2];
+	struct dirent *a, *b;
+	DIR *r, *n;
+
+	if (root_dir(root, sizeof(root), 0))
+		return;
+	r = opendir(root);
+	if (!r)
+		return;
+	while ((a = readdir(r))) {
+		if (a->d_name[0] == '.')
+			continue;
+		snprintf(ns, sizeof(ns), "%s/%s", root, a->d_name);
+		n = opendir(ns);
+		if (!n)
+			continue;
+		while ((b = readdir(n))) {
+			if (b->d_name[0] == '.')
+				continue;
+			snprintf(dir, sizeof(dir), "%s/%s", ns, b->d_name);
+			if (link_defunct(dir))
+				pins_remove(dir);
+		}
+		closedir(n);
+		rmdir(ns);	/* only succeeds if now empty */
+	}
+	closedir(r);
+}
