@@ -81,7 +81,7 @@ $(BIN): $(USER_OBJ)
 $(BUILD)/tests/%.o: tests/unit/%.c $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-field-initializers -c $< -o $@
 
 $(UNIT_BIN): $(BUILD)/tests/test_prog.o
 	$(call msg,LD,$@)

@@ -72,17 +72,24 @@ static inline __u64 xdp_rl_count(__u64 count_gen)
 }
 
 /*
- * A window is over when its end has passed, or when it ends further away than
- * one window length: it was opened under a longer --window (or on the other
- * clock, after a switch between --per-key and --aligned) and ends now.
- * Shared by the datapath and by `get`/`top`, which show such a window as
- * empty.
+ * A window opened under a longer --window (or on the other clock, after a
+ * switch between --per-key and --aligned) ends at once when it would end more
+ * than the current length plus this slack from now. The slack must exceed
+ * any gap between the time one CPU read and the time another CPU opened a
+ * window with; a smaller one would let a CPU holding an older time end a
+ * window that another CPU had just opened, and break exactness.
+ */
+#define XDP_RL_SHORTEN_SLACK_NS	1000000000ULL	/* 1s */
+
+/*
+ * Whether the window in @expires_gen is over at @now. Shared by the datapath
+ * and by `get`/`top`, which show such a window as empty.
  */
 static inline int xdp_rl_window_over(__u64 expires_gen, __u64 now, __u64 window_ns)
 {
 	__u64 end = xdp_rl_expires_ns(expires_gen);
 
-	return now >= end || end - now > window_ns + XDP_RL_EXP_GRAIN;
+	return now >= end || end - now > window_ns + XDP_RL_SHORTEN_SLACK_NS;
 }
 
 /* ---- Settings ---------------------------------------------------------- */

@@ -47,7 +47,7 @@ static const struct command commands[] = {
 	  "Change the running limiter's settings at once, without detaching it.\n\n"
 	  "  --limit N          applies to the windows already open\n"
 	  "  --window DUR       applies to windows opened from now on; an open window\n"
-	  "                     longer than DUR ends at once (its count restarts)\n"
+	  "                     that would end more than DUR + 1s from now ends at once\n"
 	  "  --dry-run          count, drop nothing     --enforce  drop again\n"
 	  "  --per-key|--aligned  switch window alignment; every window restarts\n" },
 	{ "unload", cmd_unload, "unload IFACE",

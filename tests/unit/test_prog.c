@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * test_prog.c - the XDP program through BPF_PROG_TEST_RUN.
+ *
+ * Tables of packets with the verdict and the counters each must produce,
+ * window turnover on a test clock (cfg_fake_clock: the time is whatever
+ * fake_now_ns says, so nothing depends on lucky timing), and exactness with
+ * two threads pinned to two CPUs hammering one key.
+ *
+ * Needs CAP_BPF and CAP_NET_ADMIN; without them every test is skipped and
+ * the reason is printed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xdp_rl.h"
+#include "xdp_rl.skel.h"
+
+#define SEC_NS 1000000000ULL
+
+static int passed, failed;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* ---- Packets --------------------------------------------------------------- */
+
+struct pkt {
+	__u8 b[256];
+	__u32 len;
+};
+
+enum { V4, V6 };
+
+struct pkt_spec {
+	int family;
+	const char *src;
+	int vlans;		/* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
+	__u32 size;		/* 0: the smallest; else pad to this frame length */
+};
+
+static void put16(__u8 *p, __u16 v)
+{
+	v = htons(v);
+	memcpy(p, &v, 2);
+}
+
+static struct pkt build(const struct pkt_spec *s)
+{
+	struct pkt p = {};
+	__u8 *q = p.b;
+	int i;
+
+	memset(q, 0x02, 12);	/* dst and src MAC */
+	q += 12;
+	for (i = 0; i < s->vlans; i++) {
+		put16(q, i == 0 && s->vlans == 2 ? ETH_P_8021AD : ETH_P_8021Q);
+		put16(q + 2, 100 + i);
+		q += 4;
+	}
+	put16(q, s->family == V4 ? ETH_P_IP : ETH_P_IPV6);
+	q += 2;
+	if (s->family == V4) {
+		struct iphdr *ip = (void *)q;
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(28);
+		inet_pton(AF_INET, s->src, &ip->saddr);
+		inet_pton(AF_INET, "198.18.0.2", &ip->daddr);
+		q += 28;
+	} else {
+		struct ipv6hdr *ip6 = (void *)q;
+
+		ip6->version = 6;
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 64;
+		ip6->payload_len = htons(8);
+		inet_pton(AF_INET6, s->src, &ip6->saddr);
+		inet_pton(AF_INET6, "2001:2::2", &ip6->daddr);
+		q += 48;
+	}
+	p.len = q - p.b;
+	if (s->size > p.len)
+		p.len = s->size;
+	return p;
+}
+
+/* An IPv4 header at offset 14 of a plain Ethernet frame, to be broken. */
+static struct iphdr *ip_of(struct pkt *p)
+{
+	return (struct iphdr *)(p->b + ETH_HLEN);
+}
+
+/* ---- The program under test ----------------------------------------------- */
+
+struct env {
+	struct xdp_rl *skel;
+	int prog_fd;
+};
+
+struct load_opts {
+	int bytes;
+	int v4_prefix, v6_prefix;
+};
+
+static void mask_of(int prefix, int words, __be32 *out)
+{
+	int i, bits;
+
+	for (i = 0; i < words; i++) {
+		bits = prefix - 32 * i;
+		bits = bits < 0 ? 0 : bits > 32 ? 32 : bits;
+		out[i] = bits ? htonl(~0U << (32 - bits)) : 0;
+	}
+}
+
+static int env_load(struct env *e, const struct load_opts *o)
+{
+	__be32 m6[4];
+
+	e->skel = xdp_rl__open();
+	if (!e->skel)
+		return -1;
+	e->skel->rodata->cfg_fake_clock = 1;
+	e->skel->rodata->cfg_bytes = o->bytes;
+	mask_of(o->v4_prefix ? o->v4_prefix : 32, 1, (__be32 *)&e->skel->rodata->cfg_v4_mask);
+	mask_of(o->v6_prefix ? o->v6_prefix : 64, 4, m6);
+	memcpy((void *)e->skel->rodata->cfg_v6_mask, m6, sizeof(m6));
+	bpf_map__set_max_entries(e->skel->maps.src4, 1024);
+	bpf_map__set_max_entries(e->skel->maps.src6, 1024);
+	if (xdp_rl__load(e->skel)) {
+		xdp_rl__destroy(e->skel);
+		e->skel = NULL;
+		return -1;
+	}
+	e->prog_fd = bpf_program__fd(e->skel->progs.xdp_rl);
+	e->skel->bss->fake_now_ns = 1000 * SEC_NS;
+	return 0;
+}
+
+/* Publish live settings the way xdp-rl does: the spare slot, then the flip. */
+static void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
+{
+	struct xdp_rl_config c;
+	__u32 zero = 0, spare;
+	int fd = bpf_map__fd(e->skel->maps.config);
+
+	bpf_map_lookup_elem(fd, &zero, &c);
+	spare = !(c.active & 1);
+	c.slot[spare].limit = limit;
+	c.slot[spare].window_ns = window_ns;
+	c.slot[spare].flags = flags;
+	c.slot[spare].tai_to_unix_ns = 0;
+	bpf_map_update_elem(fd, &zero, &c, 0);
+	c.active = spare;
+	bpf_map_update_elem(fd, &zero, &c, 0);
+}
+
+static int run(struct env *e, const struct pkt *p, __u32 repeat)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = p->b, .data_size_in = p->len,
+		    .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(e->prog_fd, &o))
+		return -errno;
+	return o.retval;
+}
+
+static void stats(struct env *e, struct xdp_rl_stats *sum)
+{
+	int n = libbpf_num_possible_cpus(), c, i;
+	struct xdp_rl_stats per[n];
+	__u32 zero = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.stats), &zero, per))
+		return;
+	for (c = 0; c < n; c++)
+		for (i = 0; i < XDP_RL_STAT_MAX; i++)
+			sum->c[i] += per[c].c[i];
+}
+
+static __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which)
+{
+	struct xdp_rl_stats now;
+
+	stats(e, &now);
+	return now.c[which] - before->c[which];
+}
+
+/* The count stored for an IPv4 key (the masked address), or -1 if absent. */
+static long long count4(struct env *e, const char *key)
+{
+	struct xdp_rl_state st;
+	__be32 k;
+
+	inet_pton(AF_INET, key, &k);
+	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st))
+		return -1;
+	return xdp_rl_count(st.count_gen);
+}
+
+static const char *verdict(int v)
+{
+	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : "?";
+}
+
+/* ---- 1: parsing and verdicts ---------------------------------------------- */
+
+enum mangle {
+	M_NONE, M_IHL4, M_IHL_PAST_END, M_TOTLEN_SHORT, M_V4_SHORT,
+	M_V4_VERSION, M_V6_SHORT, M_VLAN_TRUNC, M_ARP, M_THREE_TAGS,
+};
+
+struct vcase {
+	const char *desc;
+	struct pkt_spec spec;
+	enum mangle mangle;
+	int verdict;
+	int stat;	/* the counter that must go up by one */
+};
+
+static void mangle(struct pkt *p, enum mangle m)
+{
+	switch (m) {
+	case M_NONE:
+		break;
+	case M_IHL4:
+		ip_of(p)->ihl = 4;
+		break;
+	case M_IHL_PAST_END:
+		ip_of(p)->ihl = 15;	/* 60 bytes, the frame has 28 after Ethernet */
+		break;
+	case M_TOTLEN_SHORT:
+		ip_of(p)->tot_len = htons(12);
+		break;
+	case M_V4_SHORT:
+		p->len = ETH_HLEN + 12;
+		break;
+	case M_V4_VERSION:
+		ip_of(p)->version = 6;
+		break;
+	case M_V6_SHORT:
+		p->len = ETH_HLEN + 30;
+		break;
+	case M_VLAN_TRUNC:
+		p->len = ETH_HLEN + 2;	/* the tag's TCI only */
+		break;
+	case M_ARP:
+		put16(p->b + 12, ETH_P_ARP);
+		break;
+	case M_THREE_TAGS:
+		/* Two tags, and a third TPID where the payload type should be. */
+		put16(p->b + 12 + 8, ETH_P_8021Q);
+		break;
+	}
+}
+
+static void test_verdicts(struct env *e)
+{
+	static const struct vcase cases[] = {
+		{ "IPv4 UDP", { V4, "198.18.1.1" }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "IPv6 UDP", { V6, "2001:2::1" }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "802.1Q IPv4", { V4, "198.18.1.2", 1 }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "QinQ (802.1ad + 802.1Q) IPv4", { V4, "198.18.1.3", 2 }, M_NONE,
+		  XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "QinQ IPv6", { V6, "2001:2::3", 2 }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "ARP is not IP", { V4, "198.18.1.4" }, M_ARP, XDP_PASS, XDP_RL_STAT_NOT_IP },
+		{ "three VLAN tags: beyond the parser, not IP", { V4, "198.18.1.5", 2 },
+		  M_THREE_TAGS, XDP_PASS, XDP_RL_STAT_NOT_IP },
+		/* A frame shorter than Ethernet never reaches XDP (test_run refuses it too). */
+		{ "truncated VLAN tag", { V4, "198.18.1.7", 1 }, M_VLAN_TRUNC,
+		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 ihl < 5", { V4, "198.18.1.8" }, M_IHL4, XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 header longer than the frame", { V4, "198.18.1.9" }, M_IHL_PAST_END,
+		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 total length shorter than the header", { V4, "198.18.1.10" },
+		  M_TOTLEN_SHORT, XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 truncated before 20 bytes", { V4, "198.18.1.11" }, M_V4_SHORT,
+		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 EtherType with version 6", { V4, "198.18.1.12" }, M_V4_VERSION,
+		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv6 truncated before 40 bytes", { V6, "2001:2::4" }, M_V6_SHORT,
+		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+	};
+	struct xdp_rl_stats before;
+	size_t i;
+	int v;
+
+	env_set(e, 100, 10 * SEC_NS, 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct vcase *c = &cases[i];
+		struct pkt p = build(&c->spec);
+		struct xdp_rl_stats after;
+		int j, others = 1;
+
+		mangle(&p, c->mangle);
+		stats(e, &before);
+		v = run(e, &p, 1);
+		stats(e, &after);
+		/* Exactly one of the verdict counters moved, and it is ours. */
+		for (j = XDP_RL_STAT_PASSED; j <= XDP_RL_STAT_MALFORMED; j++)
+			if (j != c->stat && after.c[j] != before.c[j])
+				others = 0;
+		check(v == c->verdict && after.c[c->stat] == before.c[c->stat] + 1 && others,
+		      "verdict: %s -> %s (got %s), %s counted", c->desc,
+		      verdict(c->verdict), verdict(v), c->stat == XDP_RL_STAT_PASSED ? "passed" :
+		      c->stat == XDP_RL_STAT_NOT_IP ? "not_ip" : "malformed");
+	}
+
+	/* Dry run: a malformed frame is counted but not dropped. */
+	env_set(e, 100, 10 * SEC_NS, XDP_RL_F_DRY_RUN);
+	{
+		struct pkt p = build(&(struct pkt_spec){ V4, "198.18.1.13" });
+
+		mangle(&p, M_IHL4);
+		stats(e, &before);
+		v = run(e, &p, 1);
+		check(v == XDP_PASS && stat_delta(e, &before, XDP_RL_STAT_MALFORMED) == 1,
+		      "verdict: dry run passes a malformed frame and counts it");
+	}
+}
+
+/* ---- 2: the window ----------------------------------------------------------- */
+
+/* Send @n frames; return how many passed. */
+static int send_n(struct env *e, const struct pkt *p, int n)
+{
+	int i, ok = 0;
+
+	for (i = 0; i < n; i++)
+		ok += run(e, p, 1) == XDP_PASS;
+	return ok;
+}
+
+static void test_window(struct env *e)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.1" });
+	struct pkt b = build(&(struct pkt_spec){ V4, "198.18.2.2" });
+	struct pkt c = build(&(struct pkt_spec){ V4, "198.18.2.3" });
+	struct xdp_rl_stats before;
+	__u64 t0;
+
+	env_set(e, 5, 10 * SEC_NS, 0);
+	stats(e, &before);
+	check(send_n(e, &a, 8) == 5, "window: 8 offered, limit 5 -> 5 pass");
+	check(count4(e, "198.18.2.1") == 8, "window: the count includes drops (8)");
+	check(stat_delta(e, &before, XDP_RL_STAT_DROPPED) == 3 &&
+	      stat_delta(e, &before, XDP_RL_STAT_NEW_WINDOWS) == 1,
+	      "window: 3 dropped, 1 window opened");
+	check(send_n(e, &b, 2) == 2, "window: another source has its own budget");
+
+	/* Per key: the window ends one length after its first packet. */
+	t0 = e->skel->bss->fake_now_ns;
+	e->skel->bss->fake_now_ns = t0 + 10 * SEC_NS - 1000;
+	check(send_n(e, &a, 1) == 0, "window: still closed 1us before the end");
+	e->skel->bss->fake_now_ns = t0 + 10 * SEC_NS;
+	stats(e, &before);
+	check(send_n(e, &a, 7) == 5 && count4(e, "198.18.2.1") == 7,
+	      "window: turnover at the end -> 5 of 7 pass, count restarts at 7");
+	check(stat_delta(e, &before, XDP_RL_STAT_NEW_WINDOWS) == 1,
+	      "window: turnover counted as a new window");
+
+	/* A live limit applies to the open window at once. */
+	env_set(e, 9, 10 * SEC_NS, 0);
+	check(send_n(e, &a, 4) == 2, "window: limit raised 5 -> 9 mid-window: 2 more pass");
+	check(send_n(e, &c, 2) == 2, "window: a third source sends 2 of 9");
+	env_set(e, 3, 10 * SEC_NS, 0);
+	check(send_n(e, &c, 3) == 1, "window: limit lowered 9 -> 3: the source at 2 gets 1 more");
+
+	/* A shorter --window ends windows longer than itself. */
+	env_set(e, 3, 1 * SEC_NS, 0);
+	check(send_n(e, &a, 4) == 3, "window: window shortened 10s -> 1s: a new window opens");
+	e->skel->bss->fake_now_ns += SEC_NS;
+	check(send_n(e, &a, 1) == 1, "window: ... and the new window is 1s long");
+
+	/* Dry run: over the limit passes, counted as would-drop. */
+	env_set(e, 3, 10 * SEC_NS, XDP_RL_F_DRY_RUN);
+	e->skel->bss->fake_now_ns += 20 * SEC_NS;
+	stats(e, &before);
+	check(send_n(e, &a, 5) == 5 && stat_delta(e, &before, XDP_RL_STAT_WOULD_DROP) == 2 &&
+	      stat_delta(e, &before, XDP_RL_STAT_DROPPED) == 0,
+	      "window: dry run passes all 5, 2 would-drop, 0 dropped");
+}
+
+static void test_aligned(struct env *e)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.3.1" });
+	__u64 w = 10 * SEC_NS, boundary = 200 * w;
+
+	/* The test clock stands for TAI; tai_to_unix_ns is 0 here. */
+	env_set(e, 4, w, XDP_RL_F_ALIGNED);
+	e->skel->bss->fake_now_ns = boundary - 2 * SEC_NS;
+	check(send_n(e, &a, 6) == 4, "aligned: 4 of 6 pass, 2s before a boundary");
+	e->skel->bss->fake_now_ns = boundary - 1;
+	check(send_n(e, &a, 1) == 0, "aligned: still closed 1ns before the boundary");
+	e->skel->bss->fake_now_ns = boundary;
+	check(send_n(e, &a, 6) == 4, "aligned: a new window at the multiple of 10s");
+	e->skel->bss->fake_now_ns = boundary + w - 1;
+	check(send_n(e, &a, 1) == 0, "aligned: the window ends at the next multiple, not 10s after its first packet");
+}
+
+static void test_prefixes_and_bytes(void)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.4.1" });
+	struct pkt b = build(&(struct pkt_spec){ V4, "198.18.4.200" });
+	struct pkt c = build(&(struct pkt_spec){ V6, "2001:2:0:1::1" });
+	struct pkt d = build(&(struct pkt_spec){ V6, "2001:2:0:1::2" });
+	struct pkt big = build(&(struct pkt_spec){ V4, "198.18.5.1", 0, 100 });
+	struct env e;
+
+	if (env_load(&e, &(struct load_opts){ .v4_prefix = 24, .v6_prefix = 64 })) {
+		check(0, "prefix: load with /24 and /64: %s", strerror(errno));
+		return;
+	}
+	env_set(&e, 4, 10 * SEC_NS, 0);
+	check(send_n(&e, &a, 3) + send_n(&e, &b, 3) == 4 && count4(&e, "198.18.4.0") == 6,
+	      "prefix: two IPv4 sources in one /24 share one window (key 198.18.4.0)");
+	check(send_n(&e, &c, 3) + send_n(&e, &d, 3) == 4,
+	      "prefix: two IPv6 sources in one /64 share one window");
+	xdp_rl__destroy(e.skel);
+
+	if (env_load(&e, &(struct load_opts){ .v6_prefix = 128 })) {
+		check(0, "prefix: load with /128: %s", strerror(errno));
+		return;
+	}
+	env_set(&e, 4, 10 * SEC_NS, 0);
+	check(send_n(&e, &c, 3) + send_n(&e, &d, 3) == 6,
+	      "prefix: with --v6-prefix 128 they do not");
+	xdp_rl__destroy(e.skel);
+
+	if (env_load(&e, &(struct load_opts){ .bytes = 1 })) {
+		check(0, "bytes: load: %s", strerror(errno));
+		return;
+	}
+	env_set(&e, 1000, 10 * SEC_NS, 0);
+	check(send_n(&e, &big, 12) == 10 && count4(&e, "198.18.5.1") == 1200,
+	      "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes");
+	xdp_rl__destroy(e.skel);
+}
+
+/* ---- 3: exactness across CPUs ------------------------------------------------ */
+
+struct ticker {
+	struct env *e;
+	__u64 limit, window_ns;
+	__u64 ticked_gen, ticks;
+};
+
+/*
+ * Move the test clock one window on once the window has more than its limit,
+ * and not again until a packet has turned it over (its generation changed).
+ */
+static void ticker_step(struct ticker *t)
+{
+	struct xdp_rl_state st;
+	__be32 k;
+	__u64 gen;
+
+	inet_pton(AF_INET, "198.18.6.1", &k);
+	if (bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &st))
+		return;
+	gen = st.count_gen >> XDP_RL_COUNT_BITS;
+	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) > t->limit) {
+		/* Window ends are rounded up to XDP_RL_EXP_GRAIN. */
+		t->e->skel->bss->fake_now_ns += t->window_ns + XDP_RL_EXP_GRAIN;
+		t->ticked_gen = gen;
+		t->ticks++;
+	}
+}
+
+struct hammer {
+	struct env *e;
+	const struct pkt *p;
+	int cpu;
+	__u32 repeat, rounds;
+	struct ticker *ticker;	/* stepped between rounds, if set */
+	int err;
+};
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+	cpu_set_t set;
+	__u32 i;
+
+	CPU_ZERO(&set);
+	CPU_SET(h->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
+		h->err = EINVAL;
+		return NULL;
+	}
+	for (i = 0; i < h->rounds; i++) {
+		if (run(h->e, h->p, h->repeat) < 0)
+			h->err = errno;
+		if (h->ticker && i + 1 < h->rounds)	/* a round follows each tick */
+			ticker_step(h->ticker);
+	}
+	return NULL;
+}
+
+/* Two threads on CPUs 0 and 1 run @p; the first one also steps @t. */
+static int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds,
+		   struct ticker *t)
+{
+	struct hammer h[2] = { { e, p, 0, repeat, rounds, t, 0 },
+			       { e, p, 1, repeat, rounds, NULL, 0 } };
+	pthread_t th[2];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, hammer_fn, &h[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return h[0].err ? h[0].err : h[1].err;
+}
+
+static void test_concurrency(struct env *e)
+{
+	struct pkt p = build(&(struct pkt_spec){ V4, "198.18.6.1" });
+	const __u32 repeat = 20000, rounds = 10;
+	const __u64 offered = 2ULL * repeat * rounds, limit = 123457;
+	struct xdp_rl_stats before;
+	__u64 passed, dropped, opened, final;
+	/*
+	 * The test clock jumps a whole window at once, which real time never does;
+	 * a short window keeps the jump far below XDP_RL_SHORTEN_SLACK_NS.
+	 */
+	struct ticker t = { .e = e, .limit = 1000, .window_ns = 1000000, .ticked_gen = ~0ULL };
+	int r;
+
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip - concurrency: needs two online CPUs\n");
+		return;
+	}
+
+	/* One window: exactly `limit` of `offered` pass, none lost or doubled. */
+	env_set(e, limit, 3600 * SEC_NS, 0);
+	e->skel->bss->fake_now_ns += 7200 * SEC_NS;
+	stats(e, &before);
+	r = hammer2(e, &p, repeat, rounds, NULL);
+	passed = stat_delta(e, &before, XDP_RL_STAT_PASSED);
+	dropped = stat_delta(e, &before, XDP_RL_STAT_DROPPED);
+	check(!r && passed == limit && dropped == offered - limit &&
+	      count4(e, "198.18.6.1") == (long long)offered,
+	      "exact: 2 CPUs x %u on one key, limit %llu: passed %llu, dropped %llu, count %lld",
+	      repeat * rounds, (unsigned long long)limit, (unsigned long long)passed,
+	      (unsigned long long)dropped, count4(e, "198.18.6.1"));
+
+	/*
+	 * Windows turning over while both CPUs hit the key. The clock moves on
+	 * only once a window is over its limit (between rounds of CPU 0), so every window but the last
+	 * passes exactly `limit`: passed == limit * (windows - 1) + min(last, limit).
+	 */
+	env_set(e, t.limit, t.window_ns, 0);
+	e->skel->bss->fake_now_ns += 7200 * SEC_NS;
+	run(e, &p, 1);		/* open the first window before the race */
+	stats(e, &before);
+	r = hammer2(e, &p, repeat / 10, rounds * 10, &t);
+	passed = stat_delta(e, &before, XDP_RL_STAT_PASSED) + 1;	/* + the opener */
+	opened = stat_delta(e, &before, XDP_RL_STAT_NEW_WINDOWS) + 1;
+	final = count4(e, "198.18.6.1");
+	check(!r && opened == t.ticks + 1 && opened > 2 &&
+	      passed == t.limit * (opened - 1) + (final < t.limit ? final : t.limit),
+	      "exact: turnover under 2 CPUs: %llu windows, passed %llu == %llu x %llu + min(%llu, %llu)",
+	      (unsigned long long)opened, (unsigned long long)passed,
+	      (unsigned long long)t.limit, (unsigned long long)(opened - 1),
+	      (unsigned long long)final, (unsigned long long)t.limit);
+}
+
+int main(void)
+{
+	struct env e;
+
+	libbpf_set_print(NULL);
+	if (env_load(&e, &(struct load_opts){ 0 })) {
+		printf("skip - cannot load the XDP program (%s): run as root, "
+		       "with CAP_BPF and CAP_NET_ADMIN\n", strerror(errno));
+		printf("0 passed, 0 failed, 1 skipped\n");
+		return getenv("CI") ? 1 : 0;
+	}
+	test_verdicts(&e);
+	test_window(&e);
+	test_aligned(&e);
+	test_concurrency(&e);
+	xdp_rl__destroy(e.skel);
+	test_prefixes_and_bytes();
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
