@@ -38,7 +38,7 @@ USER_CFLAGS = $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE 
               -Iinclude -I$(BUILD) -MMD -MP
 # One file to copy: libbpf, libelf, zlib and libcap are linked statically.
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
-LDLIBS      := $(STATIC_LIBS) $(shell pkg-config --libs-only-l libzstd 2>/dev/null)
+LDLIBS      := $(STATIC_LIBS)
 
 BPF_SRC    := bpf/xdp_rl.bpf.c
 BPF_OBJ    := $(BUILD)/xdp_rl.bpf.o
