@@ -40,61 +40,105 @@
 
 /* Turnover attempts before a packet simply joins whatever window is there. */
 #define WINDOW_TURNOVER_TRIES	4
+/* Attempts to take back a charge before leaving it (which only refuses more). */
+#define WINDOW_UNDO_TRIES	4
+/* window_hit's *gen when it charged nothing (the count is saturated). */
+#define WINDOW_NOT_CHARGED	(~0ULL)
+
+/* The time, and how a window opened now ends. */
+struct window_clock {
+	__u64 now;		/* CLOCK_MONOTONIC(_COARSE), or CLOCK_TAI if aligned */
+	__s64 tai_to_unix_ns;
+	int aligned;
+};
 
 static __always_inline __u64 gen_of_count(__u64 count_gen)
 {
 	return count_gen >> XDP_RL_COUNT_BITS;
 }
 
-/* The end of a new window, rounded up to the grain of expires_gen. */
-static __always_inline __u64 window_end(__u64 end_ns)
+/*
+ * The end of a window opened now, rounded up to the grain of expires_gen.
+ * Per key: one window length from now. Aligned: the next multiple of the
+ * window length since the Unix epoch, on the TAI clock @now comes from.
+ * Only a turnover pays for the division.
+ */
+static __always_inline __u64 window_end(const struct window_clock *clk, __u64 window_ns)
 {
-	return (end_ns + XDP_RL_EXP_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+	__u64 end, unix_ns;
+
+	if (clk->aligned) {
+		unix_ns = clk->now + clk->tai_to_unix_ns;
+		end = (unix_ns / window_ns + 1) * window_ns - clk->tai_to_unix_ns;
+	} else {
+		end = clk->now + window_ns;
+	}
+	return (end + XDP_RL_EXP_GRAIN - 1) & ~XDP_RL_GEN_MASK;
 }
 
 /*
- * window_hit - charge @inc to @s at time @now and return the window's count
- * including this charge (saturated at XDP_RL_COUNT_SAT). If the window is
- * over, a new one ending at @new_end opens with this charge and *opened is
- * set.
+ * window_hit - charge @inc to @s and return the window's count including
+ * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
+ * one opens with this charge and *opened is set. *gen is the generation of
+ * the window charged, for window_undo().
  */
-static __always_inline __u64 window_hit(struct xdp_rl_state *s, __u64 now,
-					__u64 window_ns, __u64 new_end,
-					__u64 inc, int *opened)
+static __always_inline __u64 window_hit(struct xdp_rl_state *s,
+					const struct window_clock *clk,
+					__u64 window_ns, __u64 inc,
+					int *opened, __u64 *gen)
 {
-	__u64 e, c = 0, gen, next;
+	__u64 e, c = 0, g, next, r;
 	int i;
 
 	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
 		e = READ_ONCE(s->expires_gen);
 		c = READ_ONCE(s->count_gen);
-		gen = gen_of_count(c);
-		if (gen != (e & XDP_RL_GEN_MASK) || !xdp_rl_window_over(e, now, window_ns))
+		g = gen_of_count(c);
+		if (g != (e & XDP_RL_GEN_MASK) ||
+		    !xdp_rl_window_over(e, clk->now, window_ns))
 			break;	/* current window, or a turnover in progress */
 
-		gen = (gen + 1) & XDP_RL_GEN_MASK;
-		next = (gen << XDP_RL_COUNT_BITS) | inc;
+		g = (g + 1) & XDP_RL_GEN_MASK;
+		next = (g << XDP_RL_COUNT_BITS) | inc;
 		if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
-			WRITE_ONCE(s->expires_gen, window_end(new_end) | gen);
+			WRITE_ONCE(s->expires_gen, window_end(clk, window_ns) | g);
 			*opened = 1;
+			*gen = g;
 			return inc;
 		}
 	}
 
 	/* Never let an add carry into the generation bits. */
-	if (xdp_rl_count(c) >= XDP_RL_COUNT_SAT)
+	if (xdp_rl_count(c) >= XDP_RL_COUNT_SAT) {
+		*gen = WINDOW_NOT_CHARGED;
 		return XDP_RL_COUNT_SAT;
-	return xdp_rl_count(__sync_fetch_and_add(&s->count_gen, inc) + inc);
+	}
+	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
+	*gen = gen_of_count(r);
+	return xdp_rl_count(r);
 }
 
-/* The state of a source seen for the first time. */
-static __always_inline struct xdp_rl_state window_first(__u64 new_end, __u64 inc)
+/*
+ * window_undo - take back a charge of @inc made by window_hit() in window
+ * generation @gen. If that window has ended since, there is nothing to take
+ * back: the decrement must not land in the next window, where it would
+ * admit a packet over the limit. A compare-and-swap that keeps losing gives
+ * up, which can only refuse a packet later, never admit one.
+ */
+static __always_inline void window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
 {
-	struct xdp_rl_state s = {
-		.expires_gen = window_end(new_end),	/* generation 0 */
-		.count_gen = inc,
-	};
-	return s;
+	__u64 c;
+	int i;
+
+	if (gen == WINDOW_NOT_CHARGED)
+		return;
+	for (i = 0; i < WINDOW_UNDO_TRIES; i++) {
+		c = READ_ONCE(s->count_gen);
+		if (gen_of_count(c) != gen || xdp_rl_count(c) < inc)
+			return;
+		if (__sync_val_compare_and_swap(&s->count_gen, c, c - inc) == c)
+			return;
+	}
 }
 
 #endif /* XDP_RL_WINDOW_H */

@@ -22,10 +22,21 @@
 #define XDP_RL_MAP_STATS	"stats"
 #define XDP_RL_MAP_SRC4		"src4"
 #define XDP_RL_MAP_SRC6		"src6"
+#define XDP_RL_MAP_RULES4	"rules4"
+#define XDP_RL_MAP_RULES6	"rules6"
+#define XDP_RL_MAP_RULE_HITS	"rule_hits"
+#define XDP_RL_MAP_SHARED	"shared"
+#define XDP_RL_MAP_AGG4		"agg4"
+#define XDP_RL_MAP_AGG6		"agg6"
+#define XDP_RL_MAP_NEWSRC	"newsrc"
 
 /* ---- Limits ------------------------------------------------------------ */
 
 #define XDP_RL_MAX_VLAN_DEPTH	2	/* 802.1ad outer + 802.1Q inner (QinQ) */
+#define XDP_RL_MAX_LAYERS	4	/* windows per key: --layer N/DUR, up to 4 */
+#define XDP_RL_MAX_RULES	16384	/* per-prefix rules, IPv4 and IPv6 together */
+#define XDP_RL_AGG4_PREFIX	24	/* --on-table-full aggregate: one window per /24 */
+#define XDP_RL_AGG6_PREFIX	48	/* ... and per /48 */
 
 /*
  * Per-source state: two 64-bit words, updated only with BPF atomics.
@@ -59,6 +70,11 @@ struct xdp_rl_state {
 /* IPv6 sources are keyed by the address masked to --v6-prefix. */
 struct xdp_rl_key6 {
 	__u32 addr[4];		/* network byte order */
+};
+
+/* --on-table-full aggregate keys IPv6 by its /48: the first 64 bits, masked. */
+struct xdp_rl_agg6_key {
+	__u32 addr[2];		/* network byte order */
 };
 
 static inline __u64 xdp_rl_expires_ns(__u64 expires_gen)
@@ -96,13 +112,31 @@ static inline int xdp_rl_window_over(__u64 expires_gen, __u64 now, __u64 window_
 
 #define XDP_RL_F_DRY_RUN	(1U << 0)	/* count, never drop */
 #define XDP_RL_F_ALIGNED	(1U << 1)	/* windows aligned to the epoch */
+#define XDP_RL_F_COARSE_CLOCK	(1U << 2)	/* per key, on the tick clock */
 
-/* What `xdp-rl set` changes live; read by the datapath on every packet. */
+/* One layer: up to `limit` packets (or bytes) per window of `window_ns`. */
+struct xdp_rl_layer {
+	__u64 limit;
+	__u64 window_ns;
+};
+
+/* What happens to a new source when --new-sources refuses it a table entry. */
+enum xdp_rl_on_full {
+	XDP_RL_FULL_PASS,	/* pass it, unlimited */
+	XDP_RL_FULL_DROP,	/* drop it */
+	XDP_RL_FULL_AGGREGATE,	/* charge it to its /24 (IPv4) or /48 (IPv6) */
+};
+
+/* What `xdp-rl set` (and `rule add/del`) change live; read on every packet. */
 struct xdp_rl_live {
-	__u64 limit;		/* packets, or bytes with --bytes, per window */
-	__u64 window_ns;	/* window length */
+	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
+	struct xdp_rl_layer new_sources;	/* limit 0: no cap on inserts */
 	__s64 tai_to_unix_ns;	/* CLOCK_REALTIME - CLOCK_TAI, for --aligned */
+	__u32 nlayers;		/* 1..XDP_RL_MAX_LAYERS, at most fixed.max_layers */
 	__u32 flags;		/* XDP_RL_F_* */
+	__u32 on_full;		/* enum xdp_rl_on_full */
+	__u32 nrules4;		/* rules in rules4: 0 skips the lookup */
+	__u32 nrules6;
 	__u32 pad;
 };
 
@@ -110,12 +144,13 @@ struct xdp_rl_live {
 struct xdp_rl_fixed {
 	__u64 max_sources;	/* entries in each of src4 and src6 */
 	__u64 loaded_at_unix;	/* seconds */
+	__u64 forgotten;	/* sources removed by `reset`, for the eviction count */
 	__u32 ifindex;
 	__u32 bytes;		/* 1: count bytes, 0: count packets */
 	__u32 v4_prefix;
 	__u32 v6_prefix;
 	__u32 xdp_mode;		/* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
-	__u32 pad;
+	__u32 max_layers;	/* layers each source's state has room for */
 	char ifname[16];
 };
 
@@ -131,18 +166,62 @@ struct xdp_rl_config {
 	__u32 pad;
 };
 
+/* ---- Rules (LPM tries, longest prefix wins) -------------------------------- */
+
+struct xdp_rl_rule_key4 {
+	__u32 prefixlen;
+	__be32 addr;
+};
+
+struct xdp_rl_rule_key6 {
+	__u32 prefixlen;
+	__u32 addr[4];
+};
+
+enum xdp_rl_action {
+	XDP_RL_RULE_LIMIT,	/* its own layers, per source or shared */
+	XDP_RL_RULE_ALLOW,	/* never limited, still counted */
+	XDP_RL_RULE_DENY,	/* always dropped */
+};
+
+#define XDP_RL_RULE_F_SHARED	(1U << 0)	/* one budget for the whole prefix */
+
+struct xdp_rl_rule {
+	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
+	__u32 id;		/* index into rule_hits and shared */
+	__u32 action;		/* enum xdp_rl_action */
+	__u32 nlayers;
+	__u32 flags;		/* XDP_RL_RULE_F_* */
+};
+
+/* Per-CPU, per rule id. */
+struct xdp_rl_rule_hits {
+	__u64 packets;		/* matched the rule */
+	__u64 dropped;		/* of those, dropped (or would be, in a dry run) */
+};
+
+/* The window state of one key: a window per layer. */
+struct xdp_rl_layers {
+	struct xdp_rl_state layer[XDP_RL_MAX_LAYERS];
+};
+
 /* ---- Statistics (per-CPU array, one element) ----------------------------- */
 
 enum xdp_rl_stat {
-	XDP_RL_STAT_PASSED,		/* admitted by the limit */
+	XDP_RL_STAT_PASSED,		/* admitted by the limit (or an allow rule) */
 	XDP_RL_STAT_DROPPED,		/* over the limit, dropped */
 	XDP_RL_STAT_WOULD_DROP,		/* over the limit, passed: dry run */
 	XDP_RL_STAT_NOT_IP,		/* not IPv4/IPv6: passed */
 	XDP_RL_STAT_MALFORMED,		/* bad Ethernet/VLAN/IP header: dropped */
 	XDP_RL_STAT_NEW_WINDOWS,	/* windows opened (first packet or turnover) */
-	XDP_RL_STAT_TABLE_ERRORS,	/* could not insert a source: passed */
+	XDP_RL_STAT_TABLE_ERRORS,	/* the kernel refused an insert: passed */
 	XDP_RL_STAT_PASSED_BYTES,
 	XDP_RL_STAT_DROPPED_BYTES,
+	XDP_RL_STAT_INSERTS,		/* sources added to the table */
+	XDP_RL_STAT_REFUSED_INSERTS,	/* new sources over --new-sources */
+	XDP_RL_STAT_AGGREGATED,		/* of those, charged to their /24 or /48 */
+	XDP_RL_STAT_ALLOWED,		/* passed by an allow rule */
+	XDP_RL_STAT_DENIED,		/* dropped by a deny rule */
 	XDP_RL_STAT_MAX,
 };
 

@@ -2,6 +2,7 @@
 /* cmd_load.c - the commands that change a limiter: load, set, unload. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -16,20 +17,32 @@
 #include "log.h"
 #include "options.h"
 #include "pin.h"
+#include "rules.h"
 #include "xdp_rl.skel.h"
 
 enum {
-	OPT_LIMIT = 256, OPT_WINDOW, OPT_PER_KEY, OPT_ALIGNED, OPT_BYTES,
-	OPT_V4_PREFIX, OPT_V6_PREFIX, OPT_MAX_SOURCES, OPT_DRY_RUN, OPT_ENFORCE,
-	OPT_MODE, OPT_FORCE,
+	OPT_LIMIT = 256, OPT_WINDOW, OPT_LAYER, OPT_PER_KEY, OPT_ALIGNED, OPT_BYTES,
+	OPT_V4_PREFIX, OPT_V6_PREFIX, OPT_MAX_SOURCES, OPT_MAX_LAYERS, OPT_DRY_RUN,
+	OPT_ENFORCE, OPT_MODE, OPT_FORCE, OPT_RULES, OPT_NEW_SOURCES, OPT_ON_FULL,
 };
 
 /* What `load` and `set` were asked for; has_* tell what was given. */
 struct settings {
 	struct xdp_rl_live live;
 	struct xdp_rl_fixed fixed;
-	int has_limit, has_window, has_align, has_dry;
+	struct xdp_rl_layer one;	/* --limit and --window */
+	int has_limit, has_window, has_align, has_dry, has_new, has_on_full;
+	unsigned int max_layers;	/* --max-layers, 0 if not given */
+	const char *rules_path;
+	struct rule_spec *rules;
+	size_t nrules;
 	int force;
+};
+
+static const char *const on_full_names[] = {
+	[XDP_RL_FULL_PASS] = "pass",
+	[XDP_RL_FULL_DROP] = "drop",
+	[XDP_RL_FULL_AGGREGATE] = "aggregate",
 };
 
 /*
@@ -39,22 +52,29 @@ struct settings {
 static int parse_common(int opt, const char *arg, const char *cmd, struct settings *s)
 {
 	const char *why;
-	__u64 v;
+	unsigned int i;
 
 	switch (opt) {
 	case OPT_LIMIT:
-		why = parse_u64(arg, 1, XDP_RL_LIMIT_MAX, &v);
+		why = parse_u64(arg, 1, XDP_RL_LIMIT_MAX, &s->one.limit);
 		if (why)
 			return usage_err(cmd, "%s: invalid --limit '%s': %s", cmd, arg, why);
-		s->live.limit = v;
 		s->has_limit = 1;
 		return 0;
 	case OPT_WINDOW:
-		why = parse_duration(arg, WINDOW_MIN_NS, WINDOW_MAX_NS, &v);
+		why = parse_duration(arg, WINDOW_MIN_NS, WINDOW_MAX_NS, &s->one.window_ns);
 		if (why)
 			return usage_err(cmd, "%s: invalid --window '%s': %s", cmd, arg, why);
-		s->live.window_ns = v;
 		s->has_window = 1;
+		return 0;
+	case OPT_LAYER:
+		if (s->live.nlayers == XDP_RL_MAX_LAYERS)
+			return usage_err(cmd, "%s: at most %d --layer options", cmd,
+					 XDP_RL_MAX_LAYERS);
+		why = parse_layer(arg, &s->live.layer[s->live.nlayers]);
+		if (why)
+			return usage_err(cmd, "%s: invalid --layer '%s': %s", cmd, arg, why);
+		s->live.nlayers++;
 		return 0;
 	case OPT_PER_KEY:
 	case OPT_ALIGNED:
@@ -72,8 +92,60 @@ static int parse_common(int opt, const char *arg, const char *cmd, struct settin
 			s->live.flags |= XDP_RL_F_DRY_RUN;
 		s->has_dry = 1;
 		return 0;
+	case OPT_NEW_SOURCES:
+		s->has_new = 1;
+		if (!strcmp(arg, "off")) {
+			memset(&s->live.new_sources, 0, sizeof(s->live.new_sources));
+			return 0;
+		}
+		why = parse_layer(arg, &s->live.new_sources);
+		if (why)
+			return usage_err(cmd, "%s: invalid --new-sources '%s': %s (or 'off')",
+					 cmd, arg, why);
+		return 0;
+	case OPT_ON_FULL:
+		for (i = 0; i < sizeof(on_full_names) / sizeof(on_full_names[0]); i++) {
+			if (!strcmp(arg, on_full_names[i])) {
+				s->live.on_full = i;
+				s->has_on_full = 1;
+				return 0;
+			}
+		}
+		return usage_err(cmd, "%s: invalid --on-table-full '%s': use pass, drop or "
+				 "aggregate", cmd, arg);
 	}
 	return 1;
+}
+
+/* The coarse clock's tick, as the kernel reports it. */
+static __u64 coarse_tick_ns(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return ~0ULL;
+	return (__u64)res.tv_sec * 1000000000ULL + res.tv_nsec;
+}
+
+/*
+ * Settings derived from the others: per-key windows that are all at least a
+ * thousand ticks long run on the tick clock (bpf_ktime_get_coarse_ns, a
+ * fraction of the cost of the precise one); an error of one tick is then at
+ * most 0.1% of a window.
+ */
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window)
+{
+	__u64 tick = coarse_tick_ns(), shortest = rules_min_window;
+	__u32 i;
+
+	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++)
+		if (!shortest || live->layer[i].window_ns < shortest)
+			shortest = live->layer[i].window_ns;
+	live->flags &= ~XDP_RL_F_COARSE_CLOCK;
+	if (!(live->flags & XDP_RL_F_ALIGNED) && tick != ~0ULL && tick &&
+	    shortest / 1000 >= tick)
+		live->flags |= XDP_RL_F_COARSE_CLOCK;
+	live->tai_to_unix_ns = tai_to_unix_ns();
 }
 
 static void v4_mask(unsigned int prefix, __be32 *mask)
@@ -108,20 +180,43 @@ static void attach_error(const char *ifname, __u32 mode, int e)
 	err("cannot attach to '%s': %s%s", ifname, strerror(e), hint);
 }
 
-/* The maps of an old limiter that a replacement can keep. */
+static struct bpf_map *skel_map(struct xdp_rl *skel, int id)
+{
+	switch (id) {
+	case PIN_CONFIG: return skel->maps.config;
+	case PIN_STATS: return skel->maps.stats;
+	case PIN_SRC4: return skel->maps.src4;
+	case PIN_SRC6: return skel->maps.src6;
+	case PIN_RULES4: return skel->maps.rules4;
+	case PIN_RULES6: return skel->maps.rules6;
+	case PIN_RULE_HITS: return skel->maps.rule_hits;
+	case PIN_SHARED: return skel->maps.shared;
+	case PIN_AGG4: return skel->maps.agg4;
+	case PIN_AGG6: return skel->maps.agg6;
+	case PIN_NEWSRC: return skel->maps.newsrc;
+	}
+	return NULL;
+}
+
+/* Whether the old limiter's windows mean the same under the new settings. */
+static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *f)
+{
+	return o->bytes == f->bytes && o->v4_prefix == f->v4_prefix &&
+	       o->v6_prefix == f->v6_prefix && o->max_sources == f->max_sources &&
+	       o->max_layers == f->max_layers;
+}
+
+/* The maps of an old limiter that a replacement keeps. */
 static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
 		      const struct xdp_rl_fixed *f)
 {
-	const struct xdp_rl_fixed *o = &old->cfg.fixed;
-	int err = 0;
+	int id, err = 0, tables = same_tables(&old->cfg.fixed, f);
 
-	err |= bpf_map__reuse_fd(skel->maps.config, old->config_fd);
-	err |= bpf_map__reuse_fd(skel->maps.stats, old->stats_fd);
-	/* Windows survive only if they mean the same thing. */
-	if (o->bytes == f->bytes && o->v4_prefix == f->v4_prefix &&
-	    o->v6_prefix == f->v6_prefix && o->max_sources == f->max_sources) {
-		err |= bpf_map__reuse_fd(skel->maps.src4, old->src4_fd);
-		err |= bpf_map__reuse_fd(skel->maps.src6, old->src6_fd);
+	for (id = PIN_CONFIG; id < PIN_MAX; id++) {
+		if (!tables && (id == PIN_SRC4 || id == PIN_SRC6 || id == PIN_AGG4 ||
+				id == PIN_AGG6))
+			continue;
+		err |= bpf_map__reuse_fd(skel_map(skel, id), old->fd[id]);
 	}
 	return err;
 }
@@ -129,16 +224,13 @@ static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
 /* Pin the maps that are not already pinned in @dir (all of them when new). */
 static int pin_maps(struct xdp_rl *skel, const char *dir)
 {
-	struct bpf_map *maps[] = { skel->maps.config, skel->maps.stats,
-				   skel->maps.src4, skel->maps.src6 };
-	const char *names[] = { XDP_RL_MAP_CONFIG, XDP_RL_MAP_STATS,
-				XDP_RL_MAP_SRC4, XDP_RL_MAP_SRC6 };
 	char path[PATH_MAX];
-	size_t i;
-	int fd;
+	struct bpf_map *m;
+	int id, fd;
 
-	for (i = 0; i < 4; i++) {
-		pin_path(path, sizeof(path), dir, names[i]);
+	for (id = PIN_CONFIG; id < PIN_MAX; id++) {
+		m = skel_map(skel, id);
+		pin_path(path, sizeof(path), dir, pin_names[id]);
 		fd = bpf_obj_get(path);
 		if (fd >= 0) {
 			struct bpf_map_info a = {}, b = {};
@@ -146,12 +238,12 @@ static int pin_maps(struct xdp_rl *skel, const char *dir)
 
 			bpf_obj_get_info_by_fd(fd, &a, &la);
 			close(fd);
-			bpf_obj_get_info_by_fd(bpf_map__fd(maps[i]), &b, &lb);
+			bpf_obj_get_info_by_fd(bpf_map__fd(m), &b, &lb);
 			if (a.id == b.id)
 				continue;	/* reused */
 			unlink(path);
 		}
-		if (bpf_obj_pin(bpf_map__fd(maps[i]), path)) {
+		if (bpf_obj_pin(bpf_map__fd(m), path)) {
 			err("cannot pin %s: %m", path);
 			return -1;
 		}
@@ -159,30 +251,57 @@ static int pin_maps(struct xdp_rl *skel, const char *dir)
 	return 0;
 }
 
-static int write_config(struct xdp_rl *skel, struct limiter *l, const struct settings *s)
+/* Size the maps and set what the datapath takes as constants. */
+static int prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 {
-	__u32 zero = 0;
+	__u32 vsize = f->max_layers * sizeof(struct xdp_rl_state);
+	__u64 agg = f->max_sources / 8 > 1024 ? f->max_sources / 8 : 1024;
+	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6,
+				     skel->maps.agg4, skel->maps.agg6 };
+	__be32 m6[4], m4;
+	size_t i;
 
-	l->config_fd = bpf_map__fd(skel->maps.config);
-	/* A reused map holds the old settings; a new one holds zeros. */
-	if (bpf_map_lookup_elem(l->config_fd, &zero, &l->cfg))
-		return -1;
-	l->cfg.fixed = s->fixed;
-	return limiter_publish(l, &s->live);
+	skel->rodata->cfg_bytes = f->bytes;
+	skel->rodata->cfg_layers = f->max_layers;
+	v4_mask(f->v4_prefix, &m4);
+	v6_mask(f->v6_prefix, m6);
+	skel->rodata->cfg_v4_mask = m4;
+	memcpy((void *)skel->rodata->cfg_v6_mask, m6, sizeof(m6));
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (bpf_map__set_value_size(tables[i], vsize) ||
+		    bpf_map__set_max_entries(tables[i], i < 2 ? f->max_sources : agg))
+			return -1;
+	return 0;
+}
+
+/* Rules from --rules, into the (new or emptied) tries of @fd. */
+static int apply_rules(const int *fd, struct settings *s, const char *ifname)
+{
+	char desc[256];
+	size_t i;
+
+	for (i = 0; i < s->nrules; i++) {
+		if (rule_insert(fd, &s->rules[i])) {
+			rule_describe(&s->rules[i], desc, sizeof(desc));
+			err("cannot load on '%s': cannot add rule %s: %m", ifname, desc);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static int do_load(const char *ifname, struct settings *s)
 {
-	char ns[PATH_MAX], dir[PATH_MAX + 16], path[PATH_MAX * 2], desc[128];
-	struct limiter old = { .link_fd = -1, .config_fd = -1, .stats_fd = -1,
-			       .src4_fd = -1, .src6_fd = -1 };
-	struct limiter cur = { .config_fd = -1 };
+	char ns[PATH_MAX], dir[PATH_MAX + 16], path[PATH_MAX * 2], desc[256];
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	struct limiter old, cur;
 	struct xdp_rl *skel = NULL;
 	int replacing = 0, made_dir = 0, link_fd = -1, ret = EXIT_FAIL, wrote = 0;
-	__be32 m6[4];
-	__be32 m4;
+	__u32 zero = 0;
+	int id;
 
+	for (id = 0; id < PIN_MAX; id++)
+		old.fd[id] = cur.fd[id] = -1;
 	if (state_lock() < 0)
 		return EXIT_FAIL;
 	pins_gc();	/* before state_dir: it removes empty netns folders */
@@ -214,14 +333,7 @@ static int do_load(const char *ifname, struct settings *s)
 		err("cannot open the embedded XDP program: %m");
 		goto out;
 	}
-	skel->rodata->cfg_bytes = s->fixed.bytes;
-	v4_mask(s->fixed.v4_prefix, &m4);
-	v6_mask(s->fixed.v6_prefix, m6);
-	skel->rodata->cfg_v4_mask = m4;
-	memcpy((void *)skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	if (bpf_map__set_max_entries(skel->maps.src4, s->fixed.max_sources) ||
-	    bpf_map__set_max_entries(skel->maps.src6, s->fixed.max_sources) ||
-	    (replacing && reuse_maps(skel, &old, &s->fixed))) {
+	if (prepare(skel, &s->fixed) || (replacing && reuse_maps(skel, &old, &s->fixed))) {
 		err("cannot prepare the maps: %m");
 		goto out;
 	}
@@ -230,15 +342,44 @@ static int do_load(const char *ifname, struct settings *s)
 		    verbose ? "" : " (run 'xdp-rl -v load ...' for libbpf's log)");
 		goto out;
 	}
+	for (id = PIN_CONFIG; id < PIN_MAX; id++)
+		cur.fd[id] = bpf_map__fd(skel_map(skel, id));
+
+	/* A reused config holds the old settings; a new one holds zeros. */
+	if (bpf_map_lookup_elem(cur.fd[PIN_CONFIG], &zero, &cur.cfg)) {
+		err("cannot read the settings: %m");
+		goto out;
+	}
+	if (replacing) {
+		/* The insert counter goes on; sources in replaced tables are gone. */
+		s->fixed.forgotten = old.cfg.fixed.forgotten;
+		if (!same_tables(&old.cfg.fixed, &s->fixed))
+			s->fixed.forgotten += map_count(old.fd[PIN_SRC4]) +
+					      map_count(old.fd[PIN_SRC6]);
+	}
+	cur.cfg.fixed = s->fixed;
+	if (!s->rules_path && replacing) {
+		/* Keep the old limiter's rules: their maps were reused. */
+		s->live.nrules4 = limiter_live(&old)->nrules4;
+		s->live.nrules6 = limiter_live(&old)->nrules6;
+	} else {
+		wrote = 1;
+		if (replacing)
+			rules_clear(cur.fd);
+		if (apply_rules(cur.fd, s, ifname))
+			goto out;
+		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
+	}
+	live_finish(&s->live, rules_min_window(cur.fd));
 	wrote = 1;
-	if (write_config(skel, &cur, s)) {
+	if (limiter_publish(&cur, &s->live)) {
 		err("cannot write the settings: %m");
 		goto out;
 	}
 
 	if (replacing) {
 		/* Swap the program under the existing link: no gap. */
-		if (bpf_link_update(old.link_fd, bpf_program__fd(skel->progs.xdp_rl), NULL)) {
+		if (bpf_link_update(old.fd[PIN_LINK], bpf_program__fd(skel->progs.xdp_rl), NULL)) {
 			err("cannot replace the program on '%s': %m", ifname);
 			goto out;
 		}
@@ -260,9 +401,8 @@ static int do_load(const char *ifname, struct settings *s)
 			attach_error(ifname, s->fixed.xdp_mode, errno);
 			goto out;
 		}
-		if (pin_maps(skel, dir)) {
+		if (pin_maps(skel, dir))
 			goto out;
-		}
 		pin_path(path, sizeof(path), dir, XDP_RL_PIN_LINK);
 		if (bpf_obj_pin(link_fd, path)) {
 			err("cannot pin %s: %m", path);
@@ -271,15 +411,16 @@ static int do_load(const char *ifname, struct settings *s)
 	}
 
 	describe_limit(&s->live, s->fixed.bytes, desc, sizeof(desc));
-	printf("xdp-rl: %s %s (%s mode): %s\n", replacing ? "replaced on" : "loaded on",
+	printf("xdp-rl: %s %s (%s mode): %s", replacing ? "replaced on" : "loaded on",
 	       ifname, mode_name(s->fixed.xdp_mode), desc);
+	if (s->live.nrules4 + s->live.nrules6)
+		printf(", %u rules", s->live.nrules4 + s->live.nrules6);
+	putchar('\n');
 	ret = EXIT_DONE;
 out:
 	if (ret != EXIT_DONE && replacing && wrote) {
-		__u32 zero = 0;
-
-		/* The old program reads the reused config map: give it back. */
-		bpf_map_update_elem(old.config_fd, &zero, &old.cfg, BPF_EXIST);
+		/* The old program reads the reused maps: give its settings back. */
+		bpf_map_update_elem(old.fd[PIN_CONFIG], &zero, &old.cfg, BPF_EXIST);
 	}
 	if (ret != EXIT_DONE && made_dir) {
 		if (link_fd >= 0)
@@ -293,28 +434,50 @@ out:
 	return ret;
 }
 
+/* --limit/--window and --layer: one layer or several, not both. */
+static int settle_layers(struct settings *s, const char *cmd, const struct xdp_rl_layer *base)
+{
+	if (s->live.nlayers && (s->has_limit || s->has_window))
+		return usage_err(cmd, "%s: give either --limit/--window or --layer, not both", cmd);
+	if (s->live.nlayers)
+		return 0;
+	s->live.layer[0] = *base;
+	if (s->has_limit)
+		s->live.layer[0].limit = s->one.limit;
+	if (s->has_window)
+		s->live.layer[0].window_ns = s->one.window_ns;
+	s->live.nlayers = 1;
+	return 0;
+}
+
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "layer", required_argument, NULL, OPT_LAYER },
 		{ "per-key", no_argument, NULL, OPT_PER_KEY },
 		{ "aligned", no_argument, NULL, OPT_ALIGNED },
 		{ "bytes", no_argument, NULL, OPT_BYTES },
 		{ "v4-prefix", required_argument, NULL, OPT_V4_PREFIX },
 		{ "v6-prefix", required_argument, NULL, OPT_V6_PREFIX },
 		{ "max-sources", required_argument, NULL, OPT_MAX_SOURCES },
+		{ "max-layers", required_argument, NULL, OPT_MAX_LAYERS },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "rules", required_argument, NULL, OPT_RULES },
+		{ "new-sources", required_argument, NULL, OPT_NEW_SOURCES },
+		{ "on-table-full", required_argument, NULL, OPT_ON_FULL },
 		{ 0 }
 	};
+	static const struct xdp_rl_layer base = { DEFAULT_LIMIT, DEFAULT_WINDOW_NS };
 	struct settings s = {
-		.live = { .limit = DEFAULT_LIMIT, .window_ns = DEFAULT_WINDOW_NS },
 		.fixed = { .max_sources = DEFAULT_MAX_SOURCES, .v4_prefix = 32,
 			   .v6_prefix = 64, .xdp_mode = XDP_FLAGS_DRV_MODE },
 	};
 	const char *ifname, *why;
+	unsigned int need;
 	int opt, r;
 	__u64 v;
 
@@ -343,6 +506,13 @@ int cmd_load(int argc, char **argv)
 						 optarg, why);
 			s.fixed.max_sources = v;
 			break;
+		case OPT_MAX_LAYERS:
+			why = parse_u64(optarg, 1, XDP_RL_MAX_LAYERS, &v);
+			if (why)
+				return usage_err("load", "load: invalid --max-layers '%s': %s",
+						 optarg, why);
+			s.max_layers = v;
+			break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "native"))
 				s.fixed.xdp_mode = XDP_FLAGS_DRV_MODE;
@@ -355,6 +525,9 @@ int cmd_load(int argc, char **argv)
 		case OPT_FORCE:
 			s.force = 1;
 			break;
+		case OPT_RULES:
+			s.rules_path = optarg;
+			break;
 		default:
 			return EXIT_USAGE;
 		}
@@ -363,15 +536,34 @@ int cmd_load(int argc, char **argv)
 		return EXIT_USAGE;
 	if (argc - optind > 1)
 		return usage_err("load", "load: unexpected argument '%s'", argv[optind + 1]);
+	if (settle_layers(&s, "load", &base))
+		return EXIT_USAGE;
+	if (s.has_on_full && !s.live.new_sources.limit)
+		return usage_err("load", "load: --on-table-full needs --new-sources N/DUR");
+	if (s.rules_path && (r = rules_file(s.rules_path, &s.rules, &s.nrules, "load")))
+		return r;
 
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load"))
+	/* Room per source: the layers given, a per-source rule's, or --max-layers. */
+	need = s.live.nlayers;
+	if (rules_max_layers(s.rules, s.nrules) > need)
+		need = rules_max_layers(s.rules, s.nrules);
+	if (s.max_layers && s.max_layers < need) {
+		free(s.rules);
+		return usage_err("load", "load: --max-layers %u is less than the %u layers "
+				 "asked for", s.max_layers, need);
+	}
+	s.fixed.max_layers = s.max_layers ? s.max_layers : need;
+
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load") ||
+	    iface_resolve(ifname, &s.fixed.ifindex, "cannot attach to")) {
+		free(s.rules);
 		return EXIT_FAIL;
-	if (iface_resolve(ifname, &s.fixed.ifindex, "cannot attach to"))
-		return EXIT_FAIL;
+	}
 	snprintf(s.fixed.ifname, sizeof(s.fixed.ifname), "%s", ifname);
 	s.fixed.loaded_at_unix = time(NULL);
-	s.live.tai_to_unix_ns = tai_to_unix_ns();
-	return do_load(ifname, &s);
+	r = do_load(ifname, &s);
+	free(s.rules);
+	return r;
 }
 
 int cmd_set(int argc, char **argv)
@@ -379,17 +571,20 @@ int cmd_set(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "layer", required_argument, NULL, OPT_LAYER },
 		{ "per-key", no_argument, NULL, OPT_PER_KEY },
 		{ "aligned", no_argument, NULL, OPT_ALIGNED },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 		{ "enforce", no_argument, NULL, OPT_ENFORCE },
+		{ "new-sources", required_argument, NULL, OPT_NEW_SOURCES },
+		{ "on-table-full", required_argument, NULL, OPT_ON_FULL },
 		{ 0 }
 	};
 	struct settings s = {};
 	struct xdp_rl_live next;
 	struct limiter l;
 	const char *ifname;
-	char desc[128];
+	char desc[256];
 	int opt, r;
 
 	while ((opt = cmd_getopt(argc, argv, "set", opts)) != -1) {
@@ -401,34 +596,64 @@ int cmd_set(int argc, char **argv)
 		return EXIT_USAGE;
 	if (argc - optind > 1)
 		return usage_err("set", "set: unexpected argument '%s'", argv[optind + 1]);
-	if (!s.has_limit && !s.has_window && !s.has_align && !s.has_dry)
+	if (!s.has_limit && !s.has_window && !s.live.nlayers && !s.has_align && !s.has_dry &&
+	    !s.has_new && !s.has_on_full)
 		return usage_err("set", "set: nothing to change: give --limit, --window, "
-				 "--dry-run, --enforce, --per-key or --aligned");
+				 "--layer, --dry-run, --enforce, --per-key, --aligned, "
+				 "--new-sources or --on-table-full");
+	if (s.live.nlayers && (s.has_limit || s.has_window))
+		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") ||
 	    state_lock() < 0 || limiter_open(ifname, &l, "cannot change settings on"))
 		return EXIT_FAIL;
 
 	next = *limiter_live(&l);
+	r = EXIT_FAIL;
+	if ((s.has_limit || s.has_window) && next.nlayers > 1) {
+		r = usage_err("set", "set: '%s' has %u layers: give them all with --layer",
+			      ifname, next.nlayers);
+		goto out;
+	}
+	if (s.live.nlayers > l.cfg.fixed.max_layers) {
+		err("cannot change settings on '%s': it was loaded with room for %u layer%s "
+		    "per source (load again with --force --max-layers %u)", ifname,
+		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
+		    s.live.nlayers);
+		goto out;
+	}
 	if (s.has_limit)
-		next.limit = s.live.limit;
+		next.layer[0].limit = s.one.limit;
 	if (s.has_window)
-		next.window_ns = s.live.window_ns;
+		next.layer[0].window_ns = s.one.window_ns;
+	if (s.live.nlayers) {
+		memcpy(next.layer, s.live.layer, sizeof(next.layer));
+		next.nlayers = s.live.nlayers;
+	}
 	if (s.has_align)
 		next.flags = (next.flags & ~XDP_RL_F_ALIGNED) | (s.live.flags & XDP_RL_F_ALIGNED);
 	if (s.has_dry)
 		next.flags = (next.flags & ~XDP_RL_F_DRY_RUN) | (s.live.flags & XDP_RL_F_DRY_RUN);
-	next.tai_to_unix_ns = tai_to_unix_ns();
+	if (s.has_new)
+		next.new_sources = s.live.new_sources;
+	if (s.has_on_full)
+		next.on_full = s.live.on_full;
+	if (s.has_on_full && !next.new_sources.limit) {
+		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
+		goto out;
+	}
+	live_finish(&next, rules_min_window(l.fd));
 
 	if (limiter_publish(&l, &next)) {
 		err("cannot change settings on '%s': %m", ifname);
-		limiter_close(&l);
-		return EXIT_FAIL;
+		goto out;
 	}
 	describe_limit(&next, l.cfg.fixed.bytes, desc, sizeof(desc));
 	printf("xdp-rl: %s: %s\n", ifname, desc);
+	r = EXIT_DONE;
+out:
 	limiter_close(&l);
-	return EXIT_DONE;
+	return r;
 }
 
 int cmd_unload(int argc, char **argv)
@@ -448,7 +673,7 @@ int cmd_unload(int argc, char **argv)
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot unload") ||
 	    state_lock() < 0 || limiter_open(ifname, &l, "cannot unload from"))
 		return EXIT_FAIL;
-	if (bpf_link_detach(l.link_fd) && errno != ENOLINK) {
+	if (bpf_link_detach(l.fd[PIN_LINK]) && errno != ENOLINK) {
 		err("cannot detach from '%s': %m", ifname);
 		limiter_close(&l);
 		return EXIT_FAIL;

@@ -18,37 +18,121 @@
 #include "log.h"
 #include "options.h"
 #include "pin.h"
+#include "rules.h"
 
 enum { OPT_JSON = 256, OPT_WATCH, OPT_COUNT, OPT_ALL };
 
 /* ---- Sources ------------------------------------------------------------- */
 
-/* One source as shown to users: its key and its current window. */
+/* One key as shown to users: its windows, under the limits that apply to it. */
 struct source {
 	struct ip_addr key;
 	unsigned int prefix;
-	__u64 count;		/* 0 if the window has ended */
-	__u64 expires_in_ns;	/* 0 if the window has ended */
+	const char *kind;		/* NULL: a source; "shared": a rule's budget */
+	const struct xdp_rl_rule *rule;	/* the rule that matched, if any */
+	__u32 nlayers;
+	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
+	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
+	__u64 expires_in_ns[XDP_RL_MAX_LAYERS];	/* 0 if the window has ended */
 };
 
-static void source_from(struct source *src, int family, const void *key,
-			const struct xdp_rl_state *st, const struct limiter *l, __u64 now)
+static int source_open(const struct source *s)
+{
+	__u32 i;
+
+	for (i = 0; i < s->nlayers; i++)
+		if (s->count[i])
+			return 1;
+	return 0;
+}
+
+/* The rule for @a (longest prefix), copied into @r; NULL if none. */
+static const struct xdp_rl_rule *rule_for(const struct limiter *l, const struct ip_addr *a,
+					  struct xdp_rl_rule *r)
 {
 	const struct xdp_rl_live *live = limiter_live(l);
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = 32 };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = 128 };
+
+	if (a->family == AF_INET) {
+		memcpy(&k4.addr, a->bytes, 4);
+		return live->nrules4 && !bpf_map_lookup_elem(l->fd[PIN_RULES4], &k4, r) ? r : NULL;
+	}
+	memcpy(k6.addr, a->bytes, 16);
+	return live->nrules6 && !bpf_map_lookup_elem(l->fd[PIN_RULES6], &k6, r) ? r : NULL;
+}
+
+/*
+ * The prefix of the rule @id that matches @a: the shortest length at which a
+ * lookup (which finds the longest rule no longer than it) still finds it.
+ */
+static void rule_prefix(const struct limiter *l, const struct ip_addr *a, __u32 id,
+			struct ip_addr *out, unsigned int *prefix)
+{
+	int v4 = a->family == AF_INET, len = v4 ? 32 : 128;
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+	struct xdp_rl_rule probe;
+	struct ip_addr m;
+
+	*out = *a;
+	*prefix = len;
+	for (; len >= 0; len--) {
+		m = *a;
+		mask_addr(&m, len);
+		k4.prefixlen = k6.prefixlen = len;
+		memcpy(&k4.addr, m.bytes, 4);
+		memcpy(k6.addr, m.bytes, 16);
+		if (bpf_map_lookup_elem(l->fd[v4 ? PIN_RULES4 : PIN_RULES6],
+					v4 ? (void *)&k4 : (void *)&k6, &probe) || probe.id != id)
+			break;
+		*out = m;
+		*prefix = len;
+	}
+}
+
+/* Fill @src's windows from @st under @lay; @rule is kept for display. */
+static void source_fill(struct source *src, const struct xdp_rl_state *st,
+			const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now)
+{
+	__u32 i;
+
+	src->nlayers = n < room ? n : room;
+	memcpy(src->lay, lay, src->nlayers * sizeof(*lay));
+	for (i = 0; i < src->nlayers; i++) {
+		src->count[i] = src->expires_in_ns[i] = 0;
+		if (!st || xdp_rl_window_over(st[i].expires_gen, now, lay[i].window_ns))
+			continue;
+		src->count[i] = xdp_rl_count(st[i].count_gen);
+		src->expires_in_ns[i] = xdp_rl_expires_ns(st[i].expires_gen) - now;
+	}
+}
+
+/* A per-source entry: its key, and the layers of its rule or the global ones. */
+static void source_from(struct source *src, int family, const void *key,
+			const struct xdp_rl_state *st, const struct limiter *l, __u64 now,
+			struct xdp_rl_rule *rbuf)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	const struct xdp_rl_layer *lay = live->layer;
+	__u32 n = live->nlayers;
 
 	memset(src, 0, sizeof(*src));
 	src->key.family = family;
 	memcpy(src->key.bytes, key, family == AF_INET ? 4 : 16);
 	src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
-	if (!st || xdp_rl_window_over(st->expires_gen, now, live->window_ns))
-		return;
-	src->count = xdp_rl_count(st->count_gen);
-	src->expires_in_ns = xdp_rl_expires_ns(st->expires_gen) - now;
+	src->rule = rule_for(l, &src->key, rbuf);
+	if (src->rule && src->rule->action == XDP_RL_RULE_LIMIT &&
+	    !(src->rule->flags & XDP_RL_RULE_F_SHARED)) {
+		lay = src->rule->layer;
+		n = src->rule->nlayers;
+	}
+	source_fill(src, st, lay, n, l->cfg.fixed.max_layers, now);
 }
 
 typedef int (*source_fn)(const struct source *src, void *ctx);
 
-#define BATCH 4096
+#define BATCH 1024
 
 /*
  * Call @fn for every source in @fd with a window still open, one batch of
@@ -58,10 +142,12 @@ static int foreach_source(const struct limiter *l, int fd, int family,
 			  source_fn fn, void *ctx)
 {
 	size_t ksz = family == AF_INET ? 4 : 16;
+	size_t vsz = l->cfg.fixed.max_layers * sizeof(struct xdp_rl_state);
 	static __u8 keys[BATCH * 16];
-	static struct xdp_rl_state vals[BATCH];
+	static struct xdp_rl_layers vals[BATCH];
 	__u8 token[16], next[16], *in = NULL;
 	__u64 now = window_clock_ns(limiter_live(l));
+	struct xdp_rl_rule rbuf;
 	struct source src;
 	__u32 n, i;
 	int r, done = 0;
@@ -73,8 +159,9 @@ static int foreach_source(const struct limiter *l, int fd, int family,
 			goto walk;
 		done = r != 0;
 		for (i = 0; i < n; i++) {
-			source_from(&src, family, keys + i * ksz, &vals[i], l, now);
-			if (src.count && fn(&src, ctx))
+			source_from(&src, family, keys + i * ksz,
+				    (const void *)((__u8 *)vals + i * vsz), l, now, &rbuf);
+			if (source_open(&src) && fn(&src, ctx))
 				return 1;
 		}
 		in = token;
@@ -86,8 +173,8 @@ walk:	/* Kernels without batch lookups for this map type. */
 		memcpy(token, next, ksz);
 		if (bpf_map_lookup_elem(fd, next, &vals[0]))
 			continue;
-		source_from(&src, family, next, &vals[0], l, now);
-		if (src.count && fn(&src, ctx))
+		source_from(&src, family, next, vals[0].layer, l, now, &rbuf);
+		if (source_open(&src) && fn(&src, ctx))
 			return 1;
 	}
 	return 0;
@@ -110,6 +197,28 @@ static __u64 ms_up(__u64 ns)
 	return (ns + 999999) / 1000000;
 }
 
+static void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n,
+			const struct source *src)
+{
+	char w[32];
+	__u32 i;
+
+	json_arr(j, "layers");
+	for (i = 0; i < n; i++) {
+		fmt_duration(lay[i].window_ns, w, sizeof(w));
+		json_obj(j, NULL);
+		json_u64(j, "limit", lay[i].limit);
+		json_str(j, "window", w);
+		json_u64(j, "window_ns", lay[i].window_ns);
+		if (src) {
+			json_u64(j, "count", src->count[i]);
+			json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[i]));
+		}
+		json_end(j);
+	}
+	json_end(j);
+}
+
 /* ---- status -------------------------------------------------------------- */
 
 struct link_state {
@@ -124,7 +233,7 @@ static void link_state(const struct limiter *l, struct link_state *ls)
 
 	memset(&info, 0, sizeof(info));
 	memset(ls, 0, sizeof(*ls));
-	if (bpf_obj_get_info_by_fd(l->link_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(l->fd[PIN_LINK], &info, &len))
 		return;
 	ls->link_id = info.id;
 	ls->prog_id = info.prog_id;
@@ -133,16 +242,17 @@ static void link_state(const struct limiter *l, struct link_state *ls)
 
 static void status_one(struct limiter *l, struct json *j)
 {
+	static const char *const full[] = { "pass", "drop", "aggregate" };
 	const struct xdp_rl_live *live = limiter_live(l);
 	const struct xdp_rl_fixed *f = &l->cfg.fixed;
 	__u64 n4 = 0, n6 = 0;
 	struct link_state ls;
-	char w[32], desc[128];
+	char w[32], desc[256];
 
 	link_state(l, &ls);
-	foreach_source(l, l->src4_fd, AF_INET, count_one, &n4);
-	foreach_source(l, l->src6_fd, AF_INET6, count_one, &n6);
-	fmt_duration(live->window_ns, w, sizeof(w));
+	foreach_source(l, l->fd[PIN_SRC4], AF_INET, count_one, &n4);
+	foreach_source(l, l->fd[PIN_SRC6], AF_INET6, count_one, &n6);
+	fmt_duration(live->layer[0].window_ns, w, sizeof(w));
 	if (j) {
 		json_obj(j, NULL);
 		json_str(j, "interface", l->ifname);
@@ -151,15 +261,31 @@ static void status_one(struct limiter *l, struct json *j)
 		json_str(j, "mode", f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native");
 		json_u64(j, "link_id", ls.link_id);
 		json_u64(j, "prog_id", ls.prog_id);
-		json_u64(j, "limit", live->limit);
+		json_u64(j, "limit", live->layer[0].limit);
 		json_str(j, "unit", unit_name(l));
 		json_str(j, "window", w);
-		json_u64(j, "window_ns", live->window_ns);
+		json_u64(j, "window_ns", live->layer[0].window_ns);
+		layers_json(j, live->layer, live->nlayers, NULL);
 		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
+		json_str(j, "clock", live->flags & XDP_RL_F_ALIGNED ? "tai" :
+			 live->flags & XDP_RL_F_COARSE_CLOCK ? "monotonic-coarse" : "monotonic");
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
 		json_u64(j, "max_sources", f->max_sources);
+		json_u64(j, "max_layers", f->max_layers);
+		json_u64(j, "rules", live->nrules4 + live->nrules6);
+		if (live->new_sources.limit) {
+			fmt_duration(live->new_sources.window_ns, w, sizeof(w));
+			json_obj(j, "new_sources");
+			json_u64(j, "limit", live->new_sources.limit);
+			json_str(j, "window", w);
+			json_u64(j, "window_ns", live->new_sources.window_ns);
+			json_str(j, "on_table_full", full[live->on_full < 3 ? live->on_full : 0]);
+			json_end(j);
+		} else {
+			json_null(j, "new_sources");
+		}
 		json_u64(j, "active_sources_v4", n4);
 		json_u64(j, "active_sources_v6", n6);
 		json_u64(j, "loaded_at", f->loaded_at_unix);
@@ -172,8 +298,12 @@ static void status_one(struct limiter *l, struct json *j)
 	       f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
 	       ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
-	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family\n",
-	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources);
+	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family, "
+	       "room for %u layer%s\n", f->v4_prefix, f->v6_prefix,
+	       (unsigned long long)f->max_sources, f->max_layers,
+	       f->max_layers == 1 ? "" : "s");
+	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
+	       l->ifname);
 	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n",
 	       (unsigned long long)n4, (unsigned long long)n6);
 }
@@ -264,6 +394,11 @@ static const char *const stat_names[XDP_RL_STAT_MAX] = {
 	[XDP_RL_STAT_TABLE_ERRORS] = "table_errors",
 	[XDP_RL_STAT_PASSED_BYTES] = "passed_bytes",
 	[XDP_RL_STAT_DROPPED_BYTES] = "dropped_bytes",
+	[XDP_RL_STAT_INSERTS] = "inserts",
+	[XDP_RL_STAT_REFUSED_INSERTS] = "refused_inserts",
+	[XDP_RL_STAT_AGGREGATED] = "aggregated",
+	[XDP_RL_STAT_ALLOWED] = "allowed",
+	[XDP_RL_STAT_DENIED] = "denied",
 };
 
 static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
@@ -277,7 +412,7 @@ static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
 	per = calloc(ncpu, sizeof(*per));
 	if (!per)
 		return -1;
-	if (bpf_map_lookup_elem(l->stats_fd, &zero, per)) {
+	if (bpf_map_lookup_elem(l->fd[PIN_STATS], &zero, per)) {
 		free(per);
 		return -1;
 	}
@@ -287,6 +422,18 @@ static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
 			sum->c[i] += per[c].c[i];
 	free(per);
 	return 0;
+}
+
+/*
+ * The kernel does not count LRU evictions; every source inserted is still in
+ * the table, was forgotten by `reset`, or was evicted.
+ */
+static __u64 evictions(const struct limiter *l, const struct xdp_rl_stats *s)
+{
+	__u64 kept = map_count(l->fd[PIN_SRC4]) + map_count(l->fd[PIN_SRC6]) +
+		     l->cfg.fixed.forgotten;
+
+	return s->c[XDP_RL_STAT_INSERTS] > kept ? s->c[XDP_RL_STAT_INSERTS] - kept : 0;
 }
 
 static volatile sig_atomic_t stop;
@@ -300,6 +447,7 @@ static void on_signal(int sig)
 static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			const struct xdp_rl_stats *prev, double secs, int as_json)
 {
+	__u64 ev = evictions(l, s);
 	struct json j;
 	char label[32];
 	int i;
@@ -310,6 +458,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 		json_str(&j, "interface", l->ifname);
 		for (i = 0; i < XDP_RL_STAT_MAX; i++)
 			json_u64(&j, stat_names[i], s->c[i]);
+		json_u64(&j, "evictions", ev);
 		if (prev) {
 			json_obj(&j, "per_second");
 			for (i = 0; i < XDP_RL_STAT_MAX; i++)
@@ -329,7 +478,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 		for (char *p = label; *p; p++)
 			if (*p == '_')
 				*p = '-';
-		printf("  %-13s %15llu", label, (unsigned long long)s->c[i]);
+		printf("  %-16s %15llu", label, (unsigned long long)s->c[i]);
 		if (i == XDP_RL_STAT_PASSED || i == XDP_RL_STAT_DROPPED)
 			printf(" packets %17llu bytes",
 			       (unsigned long long)s->c[i == XDP_RL_STAT_PASSED ?
@@ -338,6 +487,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
 		putchar('\n');
 	}
+	printf("  %-16s %15llu\n", "evictions", (unsigned long long)ev);
 	fflush(stdout);
 }
 
@@ -388,7 +538,7 @@ int cmd_stats(int argc, char **argv)
 		sleep(watch);
 		if (stop)
 			break;
-		if (stats_read(&l, &s)) {
+		if (stats_read(&l, &s) || limiter_read_config(&l)) {
 			err("cannot read statistics of '%s': %m (was it unloaded?)", ifname);
 			limiter_close(&l);
 			return EXIT_FAIL;
@@ -406,10 +556,12 @@ int cmd_stats(int argc, char **argv)
 static void source_print(const struct limiter *l, const struct source *src,
 			 const char *asked, struct json *j)
 {
-	const struct xdp_rl_live *live = limiter_live(l);
-	__u64 passed = src->count < live->limit ? src->count : live->limit;
-	int dry = live->flags & XDP_RL_F_DRY_RUN;
-	char key[INET6_ADDRSTRLEN + 8];
+	int dry = limiter_live(l)->flags & XDP_RL_F_DRY_RUN;
+	/* With one layer, what passed and what did not follow from the count. */
+	int split = !l->cfg.fixed.bytes && src->nlayers == 1;
+	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
+	char key[INET6_ADDRSTRLEN + 8], w[32];
+	__u32 i;
 
 	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
 	if (j) {
@@ -417,54 +569,68 @@ static void source_print(const struct limiter *l, const struct source *src,
 		if (asked)
 			json_str(j, "address", asked);
 		json_str(j, "key", key);
-		json_u64(j, "count", src->count);
-		json_u64(j, "limit", live->limit);
+		if (src->kind)
+			json_str(j, "kind", src->kind);
+		json_u64(j, "count", src->count[0]);
+		json_u64(j, "limit", src->lay[0].limit);
 		json_str(j, "unit", unit_name(l));
-		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns));
-		if (!l->cfg.fixed.bytes) {
+		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[0]));
+		if (split) {
 			json_u64(j, "passed", passed);
-			json_u64(j, dry ? "would_drop" : "dropped", src->count - passed);
+			json_u64(j, dry ? "would_drop" : "dropped", src->count[0] - passed);
 		}
+		layers_json(j, src->lay, src->nlayers, src);
 		json_end(j);
 		return;
 	}
-	printf("%-24s %12llu %s", key, (unsigned long long)src->count, unit_name(l));
-	if (!l->cfg.fixed.bytes)
-		printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
-		       (unsigned long long)(src->count - passed), dry ? "would drop" : "dropped");
-	if (src->count)
-		printf(", window ends in %llu ms", (unsigned long long)ms_up(src->expires_in_ns));
-	else
-		printf(", no open window");
+	printf("%-24s", key);
+	for (i = 0; i < src->nlayers; i++) {
+		fmt_duration(src->lay[i].window_ns, w, sizeof(w));
+		if (src->nlayers > 1)
+			printf("%s %llu of %llu/%s", i ? "," : "",
+			       (unsigned long long)src->count[i],
+			       (unsigned long long)src->lay[i].limit, w);
+		else
+			printf(" %12llu %s", (unsigned long long)src->count[0], unit_name(l));
+		if (split)
+			printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
+			       (unsigned long long)(src->count[0] - passed),
+			       dry ? "would drop" : "dropped");
+		if (src->count[i])
+			printf(", %sends in %llu ms", src->nlayers > 1 ? "" : "window ",
+			       (unsigned long long)ms_up(src->expires_in_ns[i]));
+		else if (src->nlayers == 1)
+			printf(", no open window");
+	}
+	if (src->kind)
+		printf("  (%s)", src->kind);
 	putchar('\n');
 }
 
-/* The key @text maps to under the limiter's prefixes, and the map holding it. */
-static int source_key(const struct limiter *l, const char *text, struct ip_addr *a,
-		      int *fd, const char *cmd)
+/* The key @a maps to under the limiter's prefixes, and the map holding it. */
+static int source_key(const struct limiter *l, struct ip_addr *a)
 {
-	const char *why = parse_addr(text, a);
-
-	if (why)
-		return usage_err(cmd, "%s: invalid ADDRESS '%s': %s", cmd, text, why);
 	mask_addr(a, a->family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix);
-	*fd = a->family == AF_INET ? l->src4_fd : l->src6_fd;
-	return 0;
+	return a->family == AF_INET ? l->fd[PIN_SRC4] : l->fd[PIN_SRC6];
 }
 
 int cmd_get(int argc, char **argv)
 {
+	static const char *const actions[] = { "limit", "allow", "deny" };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ 0 }
 	};
-	const char *ifname, *addr;
-	struct xdp_rl_state st;
-	struct ip_addr a;
+	const char *ifname, *addr, *why;
+	const struct xdp_rl_rule *rule;
+	struct xdp_rl_layers st;
+	struct xdp_rl_rule rbuf;
+	struct ip_addr a, key;
 	struct source src;
 	struct limiter l;
 	int opt, as_json = 0, fd, r;
 	struct json j;
+	__u64 now;
 
 	while ((opt = cmd_getopt(argc, argv, "get", opts)) != -1) {
 		if (opt != OPT_JSON)
@@ -476,21 +642,54 @@ int cmd_get(int argc, char **argv)
 		return EXIT_USAGE;
 	if (argc - optind > 2)
 		return usage_err("get", "get: unexpected argument '%s'", argv[optind + 2]);
-	if (parse_addr(addr, &a))
-		return usage_err("get", "get: invalid ADDRESS '%s': %s", addr,
-				 parse_addr(addr, &a));
+	why = parse_addr(addr, &a);
+	if (why)
+		return usage_err("get", "get: invalid ADDRESS '%s': %s", addr, why);
 	if (cmd_prepare(NEED_BPF, "cannot read a source") ||
 	    limiter_open(ifname, &l, "cannot read a source on"))
 		return EXIT_FAIL;
-	source_key(&l, addr, &a, &fd, "get");
+	now = window_clock_ns(limiter_live(&l));
+	rule = rule_for(&l, &a, &rbuf);
 
-	r = bpf_map_lookup_elem(fd, a.bytes, &st);
-	if (r && errno != ENOENT) {
-		err("cannot read source %s on '%s': %m", addr, ifname);
-		limiter_close(&l);
-		return EXIT_FAIL;
+	key = a;
+	fd = source_key(&l, &key);
+	memset(&st, 0, sizeof(st));
+	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
+		/* The rule's one budget: shown under the rule's prefix. */
+		r = bpf_map_lookup_elem(l.fd[PIN_SHARED], &rule->id, &st);
+		memset(&src, 0, sizeof(src));
+		rule_prefix(&l, &a, rule->id, &src.key, &src.prefix);
+		src.kind = "shared";
+		src.rule = rule;
+		source_fill(&src, r ? NULL : st.layer, rule->layer, rule->nlayers,
+			    XDP_RL_MAX_LAYERS, now);
+	} else {
+		r = bpf_map_lookup_elem(fd, key.bytes, &st);
+		if (r && errno != ENOENT) {
+			err("cannot read source %s on '%s': %m", addr, ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		source_from(&src, key.family, key.bytes, r ? NULL : st.layer, &l, now, &rbuf);
 	}
-	source_from(&src, a.family, a.bytes, r ? NULL : &st, &l, window_clock_ns(limiter_live(&l)));
+
+	if (rule && rule->action != XDP_RL_RULE_LIMIT) {
+		if (as_json) {
+			json_begin(&j, stdout);
+			json_obj(&j, NULL);
+			json_str(&j, "address", addr);
+			json_str(&j, "rule", actions[rule->action]);
+			json_u64(&j, "count", 0);
+			json_u64(&j, "expires_in_ms", 0);
+			json_end(&j);
+			json_finish(&j);
+		} else {
+			printf("%s: %s by a rule (see 'xdp-rl rule list %s')\n", addr,
+			       rule->action == XDP_RL_RULE_ALLOW ? "allowed" : "denied", ifname);
+		}
+		limiter_close(&l);
+		return EXIT_DONE;
+	}
 	if (as_json)
 		json_begin(&j, stdout);
 	source_print(&l, &src, addr, as_json ? &j : NULL);
@@ -519,7 +718,8 @@ static int collect_one(const struct source *src, void *ctx)
 			return 1;
 		c->v = v;
 	}
-	c->v[c->n++] = *src;
+	c->v[c->n] = *src;
+	c->v[c->n++].rule = NULL;	/* points at a buffer that is reused */
 	return 0;
 }
 
@@ -527,7 +727,7 @@ static int by_count_desc(const void *a, const void *b)
 {
 	const struct source *x = a, *y = b;
 
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	return x->count[0] < y->count[0] ? 1 : x->count[0] > y->count[0] ? -1 : 0;
 }
 
 int cmd_top(int argc, char **argv)
@@ -564,8 +764,8 @@ int cmd_top(int argc, char **argv)
 	    limiter_open(ifname, &l, "cannot list sources on"))
 		return EXIT_FAIL;
 
-	if (foreach_source(&l, l.src4_fd, AF_INET, collect_one, &c) ||
-	    foreach_source(&l, l.src6_fd, AF_INET6, collect_one, &c)) {
+	if (foreach_source(&l, l.fd[PIN_SRC4], AF_INET, collect_one, &c) ||
+	    foreach_source(&l, l.fd[PIN_SRC6], AF_INET6, collect_one, &c)) {
 		err("cannot list sources on '%s': out of memory", ifname);
 		free(c.v);
 		limiter_close(&l);
@@ -617,7 +817,7 @@ int cmd_reset(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ 0 }
 	};
-	const char *ifname, *addr = NULL;
+	const char *ifname, *addr = NULL, *why;
 	char key[INET6_ADDRSTRLEN + 8];
 	int opt, all = 0, fd, gone;
 	struct ip_addr a;
@@ -637,19 +837,18 @@ int cmd_reset(int argc, char **argv)
 		return usage_err("reset", "reset: unexpected argument '%s'", argv[optind + 2]);
 	if (!addr == !all)
 		return usage_err("reset", "reset: give either an ADDRESS or --all");
-	if (addr && parse_addr(addr, &a))
-		return usage_err("reset", "reset: invalid ADDRESS '%s': %s", addr,
-				 parse_addr(addr, &a));
+	if (addr && (why = parse_addr(addr, &a)))
+		return usage_err("reset", "reset: invalid ADDRESS '%s': %s", addr, why);
 	if (cmd_prepare(NEED_BPF, "cannot reset") || state_lock() < 0 ||
 	    limiter_open(ifname, &l, "cannot reset sources on"))
 		return EXIT_FAIL;
 
 	if (all) {
-		n = clear_map(l.src4_fd, l.cfg.fixed.max_sources * 2);
-		n += clear_map(l.src6_fd, l.cfg.fixed.max_sources * 2);
+		n = clear_map(l.fd[PIN_SRC4], l.cfg.fixed.max_sources * 2);
+		n += clear_map(l.fd[PIN_SRC6], l.cfg.fixed.max_sources * 2);
 		printf("xdp-rl: %s: forgot %llu sources\n", ifname, (unsigned long long)n);
 	} else {
-		source_key(&l, addr, &a, &fd, "reset");
+		fd = source_key(&l, &a);
 		fmt_prefix(&a, a.family == AF_INET ? l.cfg.fixed.v4_prefix :
 			   l.cfg.fixed.v6_prefix, key, sizeof(key));
 		gone = bpf_map_delete_elem(fd, a.bytes) ? errno : 0;
@@ -658,9 +857,14 @@ int cmd_reset(int argc, char **argv)
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
+		n = !gone;
 		printf("xdp-rl: %s: %s %s\n", ifname, gone ? "no window to forget for" :
 		       "forgot", key);
 	}
+	/* For the eviction count in `stats`. */
+	l.cfg.fixed.forgotten += n;
+	if (n && limiter_publish(&l, limiter_live(&l)))
+		err("warning: cannot record the reset in the settings of '%s': %m", ifname);
 	limiter_close(&l);
 	return EXIT_DONE;
 }

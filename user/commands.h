@@ -22,6 +22,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_get(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_rule(int argc, char **argv);
 
 /*
  * After a command has parsed its arguments: check the capabilities it needs
@@ -43,6 +44,9 @@ int cmd_positional(int argc, char **argv, const char *cmd, const char *what,
 __u64 window_clock_ns(const struct xdp_rl_live *live);
 /* CLOCK_REALTIME - CLOCK_TAI, for aligned windows. */
 __s64 tai_to_unix_ns(void);
+
+/* Derived settings (the clock, the TAI offset), before publishing @live. */
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window);
 
 /* Human-readable summary: "1000 packets per 1s window, per key". */
 void describe_limit(const struct xdp_rl_live *live, int bytes, char *buf, size_t len);

@@ -24,32 +24,49 @@ struct command {
 
 static const struct command commands[] = {
 	{ "load", cmd_load,
-	  "load IFACE [--limit N] [--window DUR] [--per-key|--aligned] [--bytes]\n"
-	  "            [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
-	  "            [--dry-run] [--mode native|generic] [--force]",
+	  "load IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--per-key|--aligned]\n"
+	  "            [--bytes] [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
+	  "            [--max-layers N] [--rules FILE] [--new-sources N/DUR\n"
+	  "            [--on-table-full pass|drop|aggregate]] [--dry-run]\n"
+	  "            [--mode native|generic] [--force]",
 	  "Attach the limiter to IFACE. It keeps running after xdp-rl exits.\n\n"
 	  "  --limit N          packets (or bytes with --bytes) per window per source\n"
 	  "                     (default 1000)\n"
 	  "  --window DUR       window length: a number and ns|us|ms|s|m|h, 1ms..366d\n"
 	  "                     (default 1s)\n"
+	  "  --layer N/DUR      a window of N per DUR; repeat for up to 4 layers\n"
+	  "                     (100/1s, 3000/1m): a packet passes only if every layer\n"
+	  "                     admits it; instead of --limit and --window\n"
 	  "  --per-key          a source's window opens at its first packet (default)\n"
 	  "  --aligned          windows at multiples of DUR since the Unix epoch\n"
 	  "  --bytes            count frame bytes instead of packets\n"
 	  "  --v4-prefix LEN    IPv4 sources share a window per /LEN (0..32, default 32)\n"
 	  "  --v6-prefix LEN    IPv6 sources share a window per /LEN (0..128, default 64)\n"
 	  "  --max-sources N    sources tracked per address family (LRU, default 262144)\n"
+	  "  --max-layers N     layers each source has room for, 1..4 (default: as many\n"
+	  "                     as --layer or the rules need; 16 bytes each)\n"
+	  "  --rules FILE       per-prefix rules, one a line, as 'xdp-rl rule add' takes\n"
+	  "                     them after IFACE; '#' starts a comment\n"
+	  "  --new-sources N/DUR  admit at most N new sources to the table per DUR; past\n"
+	  "                     that, new sources are handled by --on-table-full:\n"
+	  "                     pass (default), drop, or aggregate (one window per /24\n"
+	  "                     or /48, with the same layers)\n"
 	  "  --dry-run          count what would be dropped, drop nothing\n"
 	  "  --mode MODE        native (driver, default) or generic (skb)\n"
 	  "  --force            replace a limiter already on IFACE without a gap;\n"
 	  "                     windows are kept when the table settings are unchanged\n" },
 	{ "set", cmd_set,
-	  "set IFACE [--limit N] [--window DUR] [--dry-run|--enforce] [--per-key|--aligned]",
+	  "set IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--dry-run|--enforce]\n"
+	  "           [--per-key|--aligned] [--new-sources N/DUR|off]\n"
+	  "           [--on-table-full pass|drop|aggregate]",
 	  "Change the running limiter's settings at once, without detaching it.\n\n"
 	  "  --limit N          applies to the windows already open\n"
 	  "  --window DUR       applies to windows opened from now on; an open window\n"
 	  "                     that would end more than DUR + 1s from now ends at once\n"
+	  "  --layer N/DUR      replace every layer (as many as the limiter has room for)\n"
 	  "  --dry-run          count, drop nothing     --enforce  drop again\n"
-	  "  --per-key|--aligned  switch window alignment; every window restarts\n" },
+	  "  --per-key|--aligned  switch window alignment; every window restarts\n"
+	  "  --new-sources N/DUR|off, --on-table-full POLICY: as for load\n" },
 	{ "unload", cmd_unload, "unload IFACE",
 	  "Detach the limiter from IFACE and remove every piece of state it made.\n" },
 	{ "status", cmd_status, "status [IFACE] [--json]",
@@ -66,6 +83,18 @@ static const struct command commands[] = {
 	{ "top", cmd_top, "top IFACE [--count N] [--json]",
 	  "List the sources with the highest counts in their current window, highest\n"
 	  "first (default 10). Windows that have ended are not listed.\n" },
+	{ "rule", cmd_rule,
+	  "rule add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])\n"
+	  "       rule del IFACE CIDR\n"
+	  "       rule list IFACE [--json]",
+	  "Per-prefix rules, changed live; the longest matching prefix wins.\n\n"
+	  "  --allow            never limited, still counted\n"
+	  "  --deny             always dropped\n"
+	  "  --layer N/DUR      the prefix's own limits (up to 4 layers), for each source\n"
+	  "                     in it, keyed as usual; with --shared, one budget for the\n"
+	  "                     whole prefix\n\n"
+	  "Adding a rule never detaches the program or resets other sources' windows.\n"
+	  "'rule list' shows each rule's hits and drops.\n" },
 	{ "help", NULL, "help [COMMAND]", "Show help for xdp-rl or for COMMAND.\n" },
 };
 
@@ -190,13 +219,28 @@ __s64 tai_to_unix_ns(void)
 
 void describe_limit(const struct xdp_rl_live *live, int bytes, char *buf, size_t len)
 {
+	static const char *const full[] = { "pass", "drop", "aggregate" };
 	char w[32];
+	size_t off = 0;
+	__u32 i;
 
-	fmt_duration(live->window_ns, w, sizeof(w));
-	snprintf(buf, len, "%llu %s per %s window, %s%s",
-		 (unsigned long long)live->limit, bytes ? "bytes" : "packets", w,
-		 live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per key",
-		 live->flags & XDP_RL_F_DRY_RUN ? ", dry run" : "");
+	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+		fmt_duration(live->layer[i].window_ns, w, sizeof(w));
+		off += snprintf(buf + off, len - off, "%s%llu %s per %s window",
+				i ? " and " : "", (unsigned long long)live->layer[i].limit,
+				bytes ? "bytes" : "packets", w);
+		if (off >= len)
+			return;
+	}
+	off += snprintf(buf + off, len - off, ", %s%s",
+			live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per key",
+			live->flags & XDP_RL_F_DRY_RUN ? ", dry run" : "");
+	if (off < len && live->new_sources.limit) {
+		fmt_duration(live->new_sources.window_ns, w, sizeof(w));
+		snprintf(buf + off, len - off, "; at most %llu new sources per %s, then %s",
+			 (unsigned long long)live->new_sources.limit, w,
+			 full[live->on_full < 3 ? live->on_full : 0]);
+	}
 }
 
 int main(int argc, char **argv)

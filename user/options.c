@@ -109,6 +109,67 @@ const char *parse_addr(const char *s, struct ip_addr *a)
 	return "not an IPv4 or IPv6 address";
 }
 
+const char *parse_layer(const char *s, struct xdp_rl_layer *l)
+{
+	static char why[160];
+	char num[32];
+	const char *slash = s ? strchr(s, '/') : NULL, *e;
+
+	if (!slash)
+		return "needs the form N/DUR, e.g. 100/1s";
+	if ((size_t)(slash - s) >= sizeof(num))
+		return "limit too large";
+	memcpy(num, s, slash - s);
+	num[slash - s] = '\0';
+	e = parse_u64(num, 1, XDP_RL_LIMIT_MAX, &l->limit);
+	if (e) {
+		snprintf(why, sizeof(why), "limit '%s': %s", num, e);
+		return why;
+	}
+	e = parse_duration(slash + 1, WINDOW_MIN_NS, WINDOW_MAX_NS, &l->window_ns);
+	if (e) {
+		snprintf(why, sizeof(why), "window '%s': %s", slash + 1, e);
+		return why;
+	}
+	return NULL;
+}
+
+const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix)
+{
+	static char why[128];
+	char addr[INET6_ADDRSTRLEN + 1], canon[INET6_ADDRSTRLEN + 8];
+	const char *slash = s ? strchr(s, '/') : NULL, *e;
+	struct ip_addr m;
+	__u64 len;
+
+	if (!s || !*s)
+		return "empty prefix";
+	if ((size_t)(slash ? slash - s : (long)strlen(s)) >= sizeof(addr))
+		return "not an IPv4 or IPv6 prefix";
+	snprintf(addr, sizeof(addr), "%.*s", (int)(slash ? slash - s : (long)strlen(s)), s);
+	e = parse_addr(addr, a);
+	if (e)
+		return e;
+	if (!slash) {
+		*prefix = a->family == AF_INET ? 32 : 128;
+		return NULL;
+	}
+	e = parse_u64(slash + 1, 0, a->family == AF_INET ? 32 : 128, &len);
+	if (e) {
+		snprintf(why, sizeof(why), "prefix length '%s': %s", slash + 1, e);
+		return why;
+	}
+	*prefix = len;
+	m = *a;
+	mask_addr(&m, *prefix);
+	if (memcmp(&m, a, sizeof(m))) {
+		fmt_prefix(&m, *prefix, canon, sizeof(canon));
+		snprintf(why, sizeof(why), "bits set past /%u (did you mean %s?)", *prefix, canon);
+		return why;
+	}
+	return NULL;
+}
+
 void fmt_duration(__u64 ns, char *buf, size_t len)
 {
 	int i;

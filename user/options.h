@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "xdp_rl.h"
 
 #define WINDOW_MIN_NS	1000000ULL			/* 1ms */
 #define WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)	/* 366 days */
@@ -23,6 +24,10 @@ const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
 const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns);
 /* An IPv4 or IPv6 address. */
 const char *parse_addr(const char *s, struct ip_addr *a);
+/* N/DUR, e.g. 100/1s: a limit of N per window of DUR. */
+const char *parse_layer(const char *s, struct xdp_rl_layer *l);
+/* ADDRESS/LEN with no bits set past LEN; a bare address is a full-length prefix. */
+const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix);
 
 /* The shortest exact spelling of a duration: 1s, 1500ms, 15m. */
 void fmt_duration(__u64 ns, char *buf, size_t len);

@@ -233,7 +233,22 @@ void pin_path(char *out, size_t len, const char *dir, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
-static int pin_open(const char *dir, const char *name)
+const char *const pin_names[PIN_MAX] = {
+	[PIN_LINK] = XDP_RL_PIN_LINK,
+	[PIN_CONFIG] = XDP_RL_MAP_CONFIG,
+	[PIN_STATS] = XDP_RL_MAP_STATS,
+	[PIN_SRC4] = XDP_RL_MAP_SRC4,
+	[PIN_SRC6] = XDP_RL_MAP_SRC6,
+	[PIN_RULES4] = XDP_RL_MAP_RULES4,
+	[PIN_RULES6] = XDP_RL_MAP_RULES6,
+	[PIN_RULE_HITS] = XDP_RL_MAP_RULE_HITS,
+	[PIN_SHARED] = XDP_RL_MAP_SHARED,
+	[PIN_AGG4] = XDP_RL_MAP_AGG4,
+	[PIN_AGG6] = XDP_RL_MAP_AGG6,
+	[PIN_NEWSRC] = XDP_RL_MAP_NEWSRC,
+};
+
+int pin_open(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
@@ -245,7 +260,7 @@ int limiter_read_config(struct limiter *l)
 {
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(l->config_fd, &zero, &l->cfg);
+	return bpf_map_lookup_elem(l->fd[PIN_CONFIG], &zero, &l->cfg);
 }
 
 const struct xdp_rl_live *limiter_live(const struct limiter *l)
@@ -260,11 +275,11 @@ int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
 
 	/* 1: fill the slot the datapath does not read. */
 	next.slot[spare] = *live;
-	if (bpf_map_update_elem(l->config_fd, &zero, &next, BPF_EXIST))
+	if (bpf_map_update_elem(l->fd[PIN_CONFIG], &zero, &next, BPF_EXIST))
 		return -1;
 	/* 2: flip to it; only the byte holding `active` changes. */
 	next.active = spare;
-	if (bpf_map_update_elem(l->config_fd, &zero, &next, BPF_EXIST))
+	if (bpf_map_update_elem(l->fd[PIN_CONFIG], &zero, &next, BPF_EXIST))
 		return -1;
 	l->cfg = next;
 	return 0;
@@ -272,14 +287,12 @@ int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
 
 void limiter_close(struct limiter *l)
 {
-	int *fds[] = { &l->link_fd, &l->config_fd, &l->stats_fd,
-		       &l->src4_fd, &l->src6_fd };
-	size_t i;
+	int i;
 
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (i = 0; i < PIN_MAX; i++) {
+		if (l->fd[i] >= 0)
+			close(l->fd[i]);
+		l->fd[i] = -1;
 	}
 }
 
@@ -296,17 +309,19 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 		       struct limiter *l, const char *what)
 {
 	char ns[PATH_MAX];
+	int i;
 
 	memset(l, 0, sizeof(*l));
-	l->link_fd = l->config_fd = l->stats_fd = l->src4_fd = l->src6_fd = -1;
+	for (i = 0; i < PIN_MAX; i++)
+		l->fd[i] = -1;
 	l->ifindex = ifindex;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
 	if (state_dir(ns, sizeof(ns), 0) && errno != ENOENT)
 		return -1;
 	snprintf(l->dir, sizeof(l->dir), "%s/%u", ns, l->ifindex);
 
-	l->config_fd = pin_open(l->dir, XDP_RL_MAP_CONFIG);
-	if (l->config_fd < 0) {
+	l->fd[PIN_CONFIG] = pin_open(l->dir, XDP_RL_MAP_CONFIG);
+	if (l->fd[PIN_CONFIG] < 0) {
 		if (errno == ENOENT)
 			err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
 			    "or 'xdp-rl load %s')", what, ifname, ifname);
@@ -315,12 +330,13 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 			    XDP_RL_MAP_CONFIG);
 		return -1;
 	}
-	l->link_fd = pin_open(l->dir, XDP_RL_PIN_LINK);
-	l->stats_fd = pin_open(l->dir, XDP_RL_MAP_STATS);
-	l->src4_fd = pin_open(l->dir, XDP_RL_MAP_SRC4);
-	l->src6_fd = pin_open(l->dir, XDP_RL_MAP_SRC6);
-	if (l->link_fd < 0 || l->stats_fd < 0 || l->src4_fd < 0 || l->src6_fd < 0 ||
-	    limiter_read_config(l)) {
+	for (i = 0; i < PIN_MAX; i++) {
+		if (i != PIN_CONFIG)
+			l->fd[i] = pin_open(l->dir, pin_names[i]);
+		if (l->fd[i] < 0)
+			break;
+	}
+	if (i < PIN_MAX || limiter_read_config(l)) {
 		err("%s '%s': the pinned state in %s is incomplete: %m "
 		    "(run 'xdp-rl unload %s' and load again)", what, ifname, l->dir, ifname);
 		limiter_close(l);
@@ -329,18 +345,27 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 	return 0;
 }
 
+__u64 map_count(int fd)
+{
+	__u8 key[64], next[64];
+	void *prev = NULL;
+	__u64 n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
 int pins_remove(const char *dir)
 {
-	static const char *const names[] = {
-		XDP_RL_PIN_LINK, XDP_RL_MAP_CONFIG, XDP_RL_MAP_STATS,
-		XDP_RL_MAP_SRC4, XDP_RL_MAP_SRC6,
-	};
 	char path[PATH_MAX], *slash;
-	int ret = 0;
-	size_t i;
+	int ret = 0, i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		pin_path(path, sizeof(path), dir, names[i]);
+	for (i = 0; i < PIN_MAX; i++) {
+		pin_path(path, sizeof(path), dir, pin_names[i]);
 		if (unlink(path) && errno != ENOENT)
 			ret = -1;
 	}

@@ -15,11 +15,20 @@
 #include <net/if.h>
 #include "xdp_rl.h"
 
+/* Everything a limiter pins, in its folder, by these names. */
+enum pin_id {
+	PIN_LINK, PIN_CONFIG, PIN_STATS, PIN_SRC4, PIN_SRC6, PIN_RULES4,
+	PIN_RULES6, PIN_RULE_HITS, PIN_SHARED, PIN_AGG4, PIN_AGG6, PIN_NEWSRC,
+	PIN_MAX,
+};
+
+extern const char *const pin_names[PIN_MAX];
+
 struct limiter {
 	char dir[PATH_MAX];
 	char ifname[IF_NAMESIZE];
 	unsigned int ifindex;
-	int link_fd, config_fd, stats_fd, src4_fd, src6_fd;
+	int fd[PIN_MAX];
 	struct xdp_rl_config cfg;	/* as read when opened */
 };
 
@@ -45,8 +54,12 @@ int limiter_publish(struct limiter *l, const struct xdp_rl_live *live);
 /* The live settings in force. */
 const struct xdp_rl_live *limiter_live(const struct limiter *l);
 
+/* Entries in a hash map (a key walk). */
+__u64 map_count(int fd);
+
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);
+int pin_open(const char *dir, const char *name);
 /* Remove every pin in @dir and the folder itself (and its netns folder if empty). */
 int pins_remove(const char *dir);
 /* Forget limiters whose interface is gone (their link was detached). */

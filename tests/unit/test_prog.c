@@ -175,10 +175,11 @@ static void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
 
 	bpf_map_lookup_elem(fd, &zero, &c);
 	spare = !(c.active & 1);
-	c.slot[spare].limit = limit;
-	c.slot[spare].window_ns = window_ns;
+	memset(&c.slot[spare], 0, sizeof(c.slot[spare]));
+	c.slot[spare].layer[0].limit = limit;
+	c.slot[spare].layer[0].window_ns = window_ns;
+	c.slot[spare].nlayers = 1;
 	c.slot[spare].flags = flags;
-	c.slot[spare].tai_to_unix_ns = 0;
 	bpf_map_update_elem(fd, &zero, &c, 0);
 	c.active = spare;
 	bpf_map_update_elem(fd, &zero, &c, 0);

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* rules.c - `xdp-rl rule add|del|list` and `load --rules FILE`. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "commands.h"
+#include "json.h"
+#include "log.h"
+#include "rules.h"
+
+enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_JSON };
+
+#define RULE_WORDS 16	/* words on one line of a rules file, at most */
+
+int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len)
+{
+	static const struct option opts[] = {
+		{ "allow", no_argument, NULL, OPT_ALLOW },
+		{ "deny", no_argument, NULL, OPT_DENY },
+		{ "layer", required_argument, NULL, OPT_LAYER },
+		{ "shared", no_argument, NULL, OPT_SHARED },
+		{ 0 }
+	};
+	int opt, allow = 0, deny = 0;
+	const char *e;
+
+	memset(r, 0, sizeof(*r));
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_ALLOW:
+			allow = 1;
+			break;
+		case OPT_DENY:
+			deny = 1;
+			break;
+		case OPT_SHARED:
+			r->rule.flags |= XDP_RL_RULE_F_SHARED;
+			break;
+		case OPT_LAYER:
+			if (r->rule.nlayers == XDP_RL_MAX_LAYERS) {
+				snprintf(why, len, "at most %d --layer options", XDP_RL_MAX_LAYERS);
+				return -1;
+			}
+			e = parse_layer(optarg, &r->rule.layer[r->rule.nlayers]);
+			if (e) {
+				snprintf(why, len, "invalid --layer '%s': %s", optarg, e);
+				return -1;
+			}
+			r->rule.nlayers++;
+			break;
+		case ':':
+			snprintf(why, len, "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			snprintf(why, len, "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		snprintf(why, len, "missing CIDR");
+		return -1;
+	}
+	if (argc - optind > 1) {
+		snprintf(why, len, "unexpected argument '%s'", argv[optind + 1]);
+		return -1;
+	}
+	e = parse_cidr(argv[optind], &r->addr, &r->prefix);
+	if (e) {
+		snprintf(why, len, "invalid CIDR '%s': %s", argv[optind], e);
+		return -1;
+	}
+	if (allow + deny + !!r->rule.nlayers != 1) {
+		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
+		return -1;
+	}
+	if ((r->rule.flags & XDP_RL_RULE_F_SHARED) && !r->rule.nlayers) {
+		snprintf(why, len, "--shared goes with --layer");
+		return -1;
+	}
+	r->rule.action = allow ? XDP_RL_RULE_ALLOW : deny ? XDP_RL_RULE_DENY : XDP_RL_RULE_LIMIT;
+	return 0;
+}
+
+int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *cmd)
+{
+	char line[1024], why[256], *argv[RULE_WORDS + 1], *p;
+	struct rule_spec *v = NULL, *nv;
+	size_t cap = 0, lineno = 0, i;
+	int argc;
+	FILE *f;
+
+	*out = NULL;
+	*n = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return usage_err(cmd, "%s: cannot read --rules '%s': %m", cmd, path);
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			free(v);
+			fclose(f);
+			return usage_err(cmd, "%s: %s:%zu: line too long", cmd, path, lineno);
+		}
+		p = strchr(line, '#');
+		if (p)
+			*p = '\0';
+		argv[0] = "rule";
+		argc = 1;
+		for (p = strtok(line, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+			if (argc == RULE_WORDS) {
+				free(v);
+				fclose(f);
+				return usage_err(cmd, "%s: %s:%zu: too many words", cmd, path, lineno);
+			}
+			argv[argc++] = p;
+		}
+		argv[argc] = NULL;
+		if (argc == 1)
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				fclose(f);
+				err("%s: out of memory reading %s", cmd, path);
+				return EXIT_FAIL;
+			}
+			v = nv;
+		}
+		if (rule_parse(argc, argv, &v[*n], why, sizeof(why))) {
+			free(v);
+			fclose(f);
+			return usage_err(cmd, "%s: %s:%zu: %s; no rule was applied", cmd, path,
+					 lineno, why);
+		}
+		for (i = 0; i < *n; i++) {
+			if (v[i].prefix == v[*n].prefix &&
+			    !memcmp(&v[i].addr, &v[*n].addr, sizeof(v[i].addr))) {
+				free(v);
+				fclose(f);
+				return usage_err(cmd, "%s: %s:%zu: a second rule for the same prefix; "
+						 "no rule was applied", cmd, path, lineno);
+			}
+		}
+		if (*n == XDP_RL_MAX_RULES) {
+			free(v);
+			fclose(f);
+			return usage_err(cmd, "%s: %s: more than %d rules", cmd, path, XDP_RL_MAX_RULES);
+		}
+		(*n)++;
+	}
+	fclose(f);
+	*out = v;
+	return 0;
+}
+
+unsigned int rules_max_layers(const struct rule_spec *r, size_t n)
+{
+	unsigned int m = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(r[i].rule.flags & XDP_RL_RULE_F_SHARED) && r[i].rule.nlayers > m)
+			m = r[i].rule.nlayers;
+	return m;
+}
+
+/* Call @fn for every rule in both tries; stop early if it returns non-zero. */
+typedef int (*rule_fn)(const struct rule_spec *r, void *ctx);
+
+static int rules_foreach(const int *fd, rule_fn fn, void *ctx)
+{
+	struct xdp_rl_rule_key6 k6, n6;
+	struct xdp_rl_rule_key4 k4, n4;
+	struct rule_spec r;
+	void *prev;
+
+	for (prev = NULL; !bpf_map_get_next_key(fd[PIN_RULES4], prev, &n4); prev = &k4) {
+		k4 = n4;
+		memset(&r, 0, sizeof(r));
+		if (bpf_map_lookup_elem(fd[PIN_RULES4], &k4, &r.rule))
+			continue;
+		r.addr.family = AF_INET;
+		memcpy(r.addr.bytes, &k4.addr, 4);
+		r.prefix = k4.prefixlen;
+		if (fn(&r, ctx))
+			return 1;
+	}
+	for (prev = NULL; !bpf_map_get_next_key(fd[PIN_RULES6], prev, &n6); prev = &k6) {
+		k6 = n6;
+		memset(&r, 0, sizeof(r));
+		if (bpf_map_lookup_elem(fd[PIN_RULES6], &k6, &r.rule))
+			continue;
+		r.addr.family = AF_INET6;
+		memcpy(r.addr.bytes, k6.addr, 16);
+		r.prefix = k6.prefixlen;
+		if (fn(&r, ctx))
+			return 1;
+	}
+	return 0;
+}
+
+static int mark_id(const struct rule_spec *r, void *ctx)
+{
+	__u8 *used = ctx;
+
+	if (r->rule.id < XDP_RL_MAX_RULES)
+		used[r->rule.id] = 1;
+	return 0;
+}
+
+static int zero_id(const int *fd, __u32 id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xdp_rl_rule_hits *h;
+	struct xdp_rl_layers zero = {};
+	int r;
+
+	h = calloc(ncpu > 0 ? ncpu : 1, sizeof(*h));
+	if (!h)
+		return -1;
+	r = bpf_map_update_elem(fd[PIN_RULE_HITS], &id, h, 0) ||
+	    bpf_map_update_elem(fd[PIN_SHARED], &id, &zero, 0);
+	free(h);
+	return r ? -1 : 0;
+}
+
+static void rule_key(const struct rule_spec *r, struct xdp_rl_rule_key4 *k4,
+		     struct xdp_rl_rule_key6 *k6)
+{
+	k4->prefixlen = k6->prefixlen = r->prefix;
+	memcpy(&k4->addr, r->addr.bytes, 4);
+	memcpy(k6->addr, r->addr.bytes, 16);
+}
+
+int rule_insert(const int *fd, struct rule_spec *r)
+{
+	static __u8 used[XDP_RL_MAX_RULES];
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+	__u32 id;
+
+	memset(used, 0, sizeof(used));
+	rules_foreach(fd, mark_id, used);
+	for (id = 0; id < XDP_RL_MAX_RULES && used[id]; id++)
+		;
+	if (id == XDP_RL_MAX_RULES) {
+		errno = ENOSPC;
+		return -1;
+	}
+	r->rule.id = id;
+	if (zero_id(fd, id))
+		return -1;
+	rule_key(r, &k4, &k6);
+	if (r->addr.family == AF_INET)
+		return bpf_map_update_elem(fd[PIN_RULES4], &k4, &r->rule, BPF_NOEXIST);
+	return bpf_map_update_elem(fd[PIN_RULES6], &k6, &r->rule, BPF_NOEXIST);
+}
+
+static int min_window(const struct rule_spec *r, void *ctx)
+{
+	__u64 *m = ctx;
+	__u32 i;
+
+	for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS; i++)
+		if (!*m || r->rule.layer[i].window_ns < *m)
+			*m = r->rule.layer[i].window_ns;
+	return 0;
+}
+
+__u64 rules_min_window(const int *fd)
+{
+	__u64 m = 0;
+
+	rules_foreach(fd, min_window, &m);
+	return m;
+}
+
+static int count_family(const struct rule_spec *r, void *ctx)
+{
+	__u32 *n = ctx;
+
+	n[r->addr.family == AF_INET6]++;
+	return 0;
+}
+
+void rules_count(const int *fd, __u32 *n4, __u32 *n6)
+{
+	__u32 n[2] = { 0, 0 };
+
+	rules_foreach(fd, count_family, n);
+	*n4 = n[0];
+	*n6 = n[1];
+}
+
+static int delete_one(const struct rule_spec *r, void *ctx)
+{
+	const int *fd = ctx;
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+
+	rule_key(r, &k4, &k6);
+	if (r->addr.family == AF_INET)
+		bpf_map_delete_elem(fd[PIN_RULES4], &k4);
+	else
+		bpf_map_delete_elem(fd[PIN_RULES6], &k6);
+	return 0;
+}
+
+void rules_clear(const int *fd)
+{
+	__u32 n4 = 1, n6 = 1, rounds = 0;
+
+	/* Deleting while walking skips keys; walk again until none is left. */
+	while ((n4 || n6) && rounds++ < 64) {
+		rules_foreach(fd, delete_one, (void *)fd);
+		rules_count(fd, &n4, &n6);
+	}
+}
+
+static void layers_text(const struct xdp_rl_layer *l, __u32 n, char *buf, size_t len)
+{
+	char w[32];
+	size_t off = 0;
+	__u32 i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS && off < len; i++) {
+		fmt_duration(l[i].window_ns, w, sizeof(w));
+		off += snprintf(buf + off, len - off, "%s%llu/%s", i ? " " : "",
+				(unsigned long long)l[i].limit, w);
+	}
+}
+
+void rule_describe(const struct rule_spec *r, char *buf, size_t len)
+{
+	char pfx[INET6_ADDRSTRLEN + 8], lay[160];
+
+	fmt_prefix(&r->addr, r->prefix, pfx, sizeof(pfx));
+	if (r->rule.action == XDP_RL_RULE_ALLOW) {
+		snprintf(buf, len, "%s allow", pfx);
+		return;
+	}
+	if (r->rule.action == XDP_RL_RULE_DENY) {
+		snprintf(buf, len, "%s deny", pfx);
+		return;
+	}
+	layers_text(r->rule.layer, r->rule.nlayers, lay, sizeof(lay));
+	snprintf(buf, len, "%s limit %s%s", pfx, lay,
+		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "");
+}
+
+/* ---- the commands ---------------------------------------------------------- */
+
+/* After rules changed: the rule counts and the clock choice go live. */
+static int rules_publish(struct limiter *l)
+{
+	struct xdp_rl_live live = *limiter_live(l);
+
+	rules_count(l->fd, &live.nrules4, &live.nrules6);
+	live_finish(&live, rules_min_window(l->fd));
+	return limiter_publish(l, &live);
+}
+
+static int rule_add(int argc, char **argv)
+{
+	struct rule_spec r;
+	struct limiter l;
+	char why[256], desc[256];
+	const char *ifname;
+	int ret = EXIT_FAIL;
+
+	if (argc < 2)
+		return usage_err("rule", "rule add: missing IFACE");
+	ifname = argv[1];
+	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
+		return usage_err("rule", "rule add: %s", why);
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") ||
+	    state_lock() < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
+		return EXIT_FAIL;
+	rule_describe(&r, desc, sizeof(desc));
+	if (r.rule.action == XDP_RL_RULE_LIMIT && !(r.rule.flags & XDP_RL_RULE_F_SHARED) &&
+	    r.rule.nlayers > l.cfg.fixed.max_layers) {
+		err("cannot add rule %s on '%s': each source has room for %u layer%s "
+		    "(load again with --max-layers %u, or use --shared)", desc, ifname,
+		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
+		    r.rule.nlayers);
+		goto out;
+	}
+	if (rule_insert(l.fd, &r)) {
+		if (errno == EEXIST)
+			err("cannot add rule %s on '%s': that prefix has a rule "
+			    "(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
+		else
+			err("cannot add rule %s on '%s': %m", desc, ifname);
+		goto out;
+	}
+	if (rules_publish(&l)) {
+		err("added rule %s on '%s', but cannot publish it: %m", desc, ifname);
+		goto out;
+	}
+	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
+	ret = EXIT_DONE;
+out:
+	limiter_close(&l);
+	return ret;
+}
+
+static int rule_del(int argc, char **argv)
+{
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+	char pfx[INET6_ADDRSTRLEN + 8];
+	struct rule_spec r = {};
+	const char *e, *ifname;
+	struct limiter l;
+	int ret = EXIT_FAIL, rc;
+
+	if (argc < 3)
+		return usage_err("rule", "rule del: missing %s", argc < 2 ? "IFACE" : "CIDR");
+	if (argc > 3)
+		return usage_err("rule", "rule del: unexpected argument '%s'", argv[3]);
+	ifname = argv[1];
+	e = parse_cidr(argv[2], &r.addr, &r.prefix);
+	if (e)
+		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") ||
+	    state_lock() < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
+		return EXIT_FAIL;
+	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
+	rule_key(&r, &k4, &k6);
+	rc = r.addr.family == AF_INET ? bpf_map_delete_elem(l.fd[PIN_RULES4], &k4) :
+					bpf_map_delete_elem(l.fd[PIN_RULES6], &k6);
+	if (rc) {
+		if (errno == ENOENT)
+			err("cannot delete rule %s on '%s': no rule for that prefix "
+			    "(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
+		else
+			err("cannot delete rule %s on '%s': %m", pfx, ifname);
+		goto out;
+	}
+	if (rules_publish(&l)) {
+		err("deleted rule %s on '%s', but cannot publish it: %m", pfx, ifname);
+		goto out;
+	}
+	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
+	ret = EXIT_DONE;
+out:
+	limiter_close(&l);
+	return ret;
+}
+
+struct listing {
+	const struct limiter *l;
+	struct rule_spec *v;
+	size_t n, cap;
+};
+
+static int collect(const struct rule_spec *r, void *ctx)
+{
+	struct listing *ls = ctx;
+	struct rule_spec *v;
+
+	if (ls->n == ls->cap) {
+		ls->cap = ls->cap ? ls->cap * 2 : 64;
+		v = realloc(ls->v, ls->cap * sizeof(*v));
+		if (!v)
+			return 1;
+		ls->v = v;
+	}
+	ls->v[ls->n++] = *r;
+	return 0;
+}
+
+static int by_prefix(const void *a, const void *b)
+{
+	const struct rule_spec *x = a, *y = b;
+	int c;
+
+	if (x->addr.family != y->addr.family)
+		return x->addr.family == AF_INET ? -1 : 1;
+	c = memcmp(x->addr.bytes, y->addr.bytes, 16);
+	return c ? c : (int)x->prefix - (int)y->prefix;
+}
+
+static void hits_of(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct xdp_rl_rule_hits *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
+
+	memset(sum, 0, sizeof(*sum));
+	if (per && !bpf_map_lookup_elem(l->fd[PIN_RULE_HITS], &id, per)) {
+		for (c = 0; c < ncpu; c++) {
+			sum->packets += per[c].packets;
+			sum->dropped += per[c].dropped;
+		}
+	}
+	free(per);
+}
+
+static int rule_list(int argc, char **argv)
+{
+	static const char *const actions[] = { "limit", "allow", "deny" };
+	char pfx[INET6_ADDRSTRLEN + 8], desc[256], w[32];
+	struct xdp_rl_rule_hits h;
+	struct listing ls = {};
+	const char *ifname = NULL;
+	int as_json = 0, i;
+	struct limiter l;
+	struct json j;
+	size_t k;
+	__u32 m;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			as_json = 1;
+		else if (argv[i][0] == '-')
+			return usage_err("rule", "rule list: unknown option '%s'", argv[i]);
+		else if (!ifname)
+			ifname = argv[i];
+		else
+			return usage_err("rule", "rule list: unexpected argument '%s'", argv[i]);
+	}
+	if (!ifname)
+		return usage_err("rule", "rule list: missing IFACE");
+	if (cmd_prepare(NEED_BPF, "cannot list rules") ||
+	    limiter_open(ifname, &l, "cannot list rules on"))
+		return EXIT_FAIL;
+	ls.l = &l;
+	if (rules_foreach(l.fd, collect, &ls)) {
+		err("cannot list rules on '%s': out of memory", ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", ifname);
+		json_arr(&j, "rules");
+	} else if (!ls.n) {
+		printf("%s: no rules (see 'xdp-rl rule --help')\n", ifname);
+	}
+	for (k = 0; k < ls.n; k++) {
+		const struct xdp_rl_rule *r = &ls.v[k].rule;
+
+		hits_of(&l, r->id, &h);
+		if (!as_json) {
+			rule_describe(&ls.v[k], desc, sizeof(desc));
+			printf("%-40s hits %llu, dropped %llu\n", desc,
+			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
+			continue;
+		}
+		fmt_prefix(&ls.v[k].addr, ls.v[k].prefix, pfx, sizeof(pfx));
+		json_obj(&j, NULL);
+		json_str(&j, "prefix", pfx);
+		json_str(&j, "action", actions[r->action < 3 ? r->action : 0]);
+		json_bool(&j, "shared", r->flags & XDP_RL_RULE_F_SHARED);
+		json_arr(&j, "layers");
+		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
+			fmt_duration(r->layer[m].window_ns, w, sizeof(w));
+			json_obj(&j, NULL);
+			json_u64(&j, "limit", r->layer[m].limit);
+			json_str(&j, "window", w);
+			json_u64(&j, "window_ns", r->layer[m].window_ns);
+			json_end(&j);
+		}
+		json_end(&j);
+		json_u64(&j, "hits", h.packets);
+		json_u64(&j, "dropped", h.dropped);
+		json_end(&j);
+	}
+	if (as_json) {
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	}
+	free(ls.v);
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+int cmd_rule(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_err("rule", "rule: missing add, del or list");
+	if (!strcmp(argv[1], "add"))
+		return rule_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "del") || !strcmp(argv[1], "delete"))
+		return rule_del(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list") || !strcmp(argv[1], "show"))
+		return rule_list(argc - 1, argv + 1);
+	return usage_err("rule", "rule: unknown subcommand '%s': use add, del or list", argv[1]);
+}

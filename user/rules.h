@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* rules.h - per-prefix rules: parsing, the rules file, and the rule tries. */
+#ifndef XDP_RL_RULES_H
+#define XDP_RL_RULES_H
+
+#include <stddef.h>
+#include "options.h"
+#include "pin.h"
+
+struct rule_spec {
+	struct ip_addr addr;
+	unsigned int prefix;
+	struct xdp_rl_rule rule;	/* id assigned when inserted */
+};
+
+/*
+ * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared])` from
+ * argv[0..argc) (getopt style: argv[0] is skipped). On error, writes why to
+ * @why and returns -1.
+ */
+int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len);
+
+/* Every rule in @path, or a usage error naming the line; nothing is applied. */
+int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *cmd);
+
+/* Most layers a per-source rule in @r needs. */
+unsigned int rules_max_layers(const struct rule_spec *r, size_t n);
+
+/*
+ * Insert @r with a free id into the tries of @fd (PIN_* indexed), zeroing its
+ * counters and shared windows first. Returns 0, or -1 with errno (EEXIST if
+ * the prefix has a rule, ENOSPC if no id is free).
+ */
+int rule_insert(const int *fd, struct rule_spec *r);
+
+/* The shortest window of any rule (0 if none), for the clock choice. */
+__u64 rules_min_window(const int *fd);
+/* Rules per family. */
+void rules_count(const int *fd, __u32 *n4, __u32 *n6);
+/* Remove every rule. */
+void rules_clear(const int *fd);
+
+/* Print "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
+void rule_describe(const struct rule_spec *r, char *buf, size_t len);
+
+int cmd_rule(int argc, char **argv);
+
+#endif
