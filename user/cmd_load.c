@@ -128,10 +128,10 @@ static __u64 coarse_tick_ns(void)
 }
 
 /*
- * Settings derived from the others: per-key windows that are all at least a
- * thousand ticks long run on the tick clock (bpf_ktime_get_coarse_ns, a
- * fraction of the cost of the precise one); an error of one tick is then at
- * most 0.1% of a window.
+ * Settings derived from the others: per-key windows that are all at least
+ * 250 ticks long (1s at HZ=250) run on the tick clock
+ * (bpf_ktime_get_coarse_ns, a fifth of the cost of the precise one here); a
+ * window then lasts its length to within one tick, 0.4% at most.
  */
 void live_finish(struct xdp_rl_live *live, __u64 rules_min_window)
 {
@@ -143,7 +143,7 @@ void live_finish(struct xdp_rl_live *live, __u64 rules_min_window)
 			shortest = live->layer[i].window_ns;
 	live->flags &= ~XDP_RL_F_COARSE_CLOCK;
 	if (!(live->flags & XDP_RL_F_ALIGNED) && tick != ~0ULL && tick &&
-	    shortest / 1000 >= tick)
+	    shortest / 250 >= tick)
 		live->flags |= XDP_RL_F_COARSE_CLOCK;
 	live->tai_to_unix_ns = tai_to_unix_ns();
 }

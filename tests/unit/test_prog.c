@@ -129,6 +129,7 @@ struct env {
 struct load_opts {
 	int bytes;
 	int v4_prefix, v6_prefix;
+	int layers;		/* room per source, default 1 */
 };
 
 static void mask_of(int prefix, int words, __be32 *out)
@@ -154,8 +155,15 @@ static int env_load(struct env *e, const struct load_opts *o)
 	mask_of(o->v4_prefix ? o->v4_prefix : 32, 1, (__be32 *)&e->skel->rodata->cfg_v4_mask);
 	mask_of(o->v6_prefix ? o->v6_prefix : 64, 4, m6);
 	memcpy((void *)e->skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	bpf_map__set_max_entries(e->skel->maps.src4, 1024);
-	bpf_map__set_max_entries(e->skel->maps.src6, 1024);
+	e->skel->rodata->cfg_layers = o->layers ? o->layers : 1;
+	{
+		struct bpf_map *t[] = { e->skel->maps.src4, e->skel->maps.src6,
+					e->skel->maps.agg4, e->skel->maps.agg6 };
+		for (size_t i = 0; i < 4; i++) {
+			bpf_map__set_value_size(t[i], e->skel->rodata->cfg_layers * 16);
+			bpf_map__set_max_entries(t[i], 1024);
+		}
+	}
 	if (xdp_rl__load(e->skel)) {
 		xdp_rl__destroy(e->skel);
 		e->skel = NULL;
@@ -180,6 +188,21 @@ static void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
 	c.slot[spare].layer[0].window_ns = window_ns;
 	c.slot[spare].nlayers = 1;
 	c.slot[spare].flags = flags;
+	bpf_map_update_elem(fd, &zero, &c, 0);
+	c.active = spare;
+	bpf_map_update_elem(fd, &zero, &c, 0);
+}
+
+/* Publish a whole live record. */
+static void env_live(struct env *e, const struct xdp_rl_live *live)
+{
+	struct xdp_rl_config c;
+	__u32 zero = 0, spare;
+	int fd = bpf_map__fd(e->skel->maps.config);
+
+	bpf_map_lookup_elem(fd, &zero, &c);
+	spare = !(c.active & 1);
+	c.slot[spare] = *live;
 	bpf_map_update_elem(fd, &zero, &c, 0);
 	c.active = spare;
 	bpf_map_update_elem(fd, &zero, &c, 0);
@@ -218,15 +241,20 @@ static __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int wh
 }
 
 /* The count stored for an IPv4 key (the masked address), or -1 if absent. */
-static long long count4(struct env *e, const char *key)
+static long long count4_layer(struct env *e, const char *key, int layer)
 {
-	struct xdp_rl_state st;
+	struct xdp_rl_layers st;
 	__be32 k;
 
 	inet_pton(AF_INET, key, &k);
 	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st))
 		return -1;
-	return xdp_rl_count(st.count_gen);
+	return xdp_rl_count(st.layer[layer].count_gen);
+}
+
+static long long count4(struct env *e, const char *key)
+{
+	return count4_layer(e, key, 0);
 }
 
 static const char *verdict(int v)
@@ -474,6 +502,7 @@ struct ticker {
 	struct env *e;
 	__u64 limit, window_ns;
 	__u64 ticked_gen, ticks;
+	int layer;		/* whose windows the ticker turns over */
 };
 
 /*
@@ -482,13 +511,17 @@ struct ticker {
  */
 static void ticker_step(struct ticker *t)
 {
+	struct xdp_rl_layers lst;
 	struct xdp_rl_state st;
 	__be32 k;
 	__u64 gen;
 
 	inet_pton(AF_INET, "198.18.6.1", &k);
-	if (bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &st))
+	if (bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &st) ||
+	    (t->layer && bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &lst)))
 		return;
+	if (t->layer)
+		st = lst.layer[t->layer];
 	gen = st.count_gen >> XDP_RL_COUNT_BITS;
 	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) > t->limit) {
 		/* Window ends are rounded up to XDP_RL_EXP_GRAIN. */
@@ -597,6 +630,185 @@ static void test_concurrency(struct env *e)
 	      (unsigned long long)final, (unsigned long long)t.limit);
 }
 
+
+/* ---- 4: layers, rules, the insert cap ----------------------------------------- */
+
+static struct xdp_rl_live live_of(int n, const struct xdp_rl_layer *lay)
+{
+	struct xdp_rl_live l = {};
+
+	memcpy(l.layer, lay, n * sizeof(*lay));
+	l.nlayers = n;
+	return l;
+}
+
+static void test_layers(void)
+{
+	static const struct xdp_rl_layer two[] = { { 3, SEC_NS }, { 5, 10 * SEC_NS } };
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.7.1" });
+	struct xdp_rl_live live = live_of(2, two);
+	struct xdp_rl_stats before;
+	struct env e;
+
+	if (env_load(&e, &(struct load_opts){ .layers = 2 })) {
+		check(0, "layers: load with room for 2: %s", strerror(errno));
+		return;
+	}
+	env_live(&e, &live);
+	check(send_n(&e, &a, 4) == 3 && count4_layer(&e, "198.18.7.1", 0) == 4 &&
+	      count4_layer(&e, "198.18.7.1", 1) == 3,
+	      "layers: 3/1s + 5/10s: 3 of 4 pass; the 1s layer counts 4, the 10s layer 3 "
+	      "(a packet refused by the first is not charged to the second)");
+	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_EXP_GRAIN;
+	stats(&e, &before);
+	check(send_n(&e, &a, 4) == 2 && count4_layer(&e, "198.18.7.1", 0) == 2 &&
+	      count4_layer(&e, "198.18.7.1", 1) == 7,
+	      "layers: next second, the 10s layer admits 2 more; the 2 it refuses are "
+	      "taken back from the 1s layer (count 2, not 4)");
+	e.skel->bss->fake_now_ns += 10 * SEC_NS;
+	check(send_n(&e, &a, 4) == 3, "layers: both windows over: 3 pass again");
+	xdp_rl__destroy(e.skel);
+}
+
+static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
+{
+	struct xdp_rl_rule_key4 k = { .prefixlen = len };
+	struct xdp_rl_layers zero = {};
+
+	inet_pton(AF_INET, prefix, &k.addr);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
+}
+
+static void test_rules(void)
+{
+	static const struct xdp_rl_layer one[] = { { 3, 10 * SEC_NS } };
+	struct xdp_rl_live live = live_of(1, one);
+	struct xdp_rl_rule allow = { .id = 0, .action = XDP_RL_RULE_ALLOW };
+	struct xdp_rl_rule deny = { .id = 1, .action = XDP_RL_RULE_DENY };
+	struct xdp_rl_rule own = { .id = 2, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
+				   .layer = { { 6, 10 * SEC_NS } } };
+	struct xdp_rl_rule shared = { .id = 3, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
+				      .layer = { { 4, 10 * SEC_NS } },
+				      .flags = XDP_RL_RULE_F_SHARED };
+	struct pkt out = build(&(struct pkt_spec){ V4, "198.18.8.1" });
+	struct pkt al = build(&(struct pkt_spec){ V4, "198.18.9.1" });
+	struct pkt dn = build(&(struct pkt_spec){ V4, "198.18.9.129" });
+	struct pkt ow1 = build(&(struct pkt_spec){ V4, "198.18.10.1" });
+	struct pkt ow2 = build(&(struct pkt_spec){ V4, "198.18.10.2" });
+	struct pkt sh1 = build(&(struct pkt_spec){ V4, "198.18.11.1" });
+	struct pkt sh2 = build(&(struct pkt_spec){ V4, "198.18.11.2" });
+	struct xdp_rl_stats before;
+	struct env e;
+
+	if (env_load(&e, &(struct load_opts){ 0 })) {
+		check(0, "rules: load: %s", strerror(errno));
+		return;
+	}
+	/* /24 allow with a longer /25 deny inside it: the longest prefix wins. */
+	if (rule4(&e, "198.18.9.0", 24, &allow) || rule4(&e, "198.18.9.128", 25, &deny) ||
+	    rule4(&e, "198.18.10.0", 24, &own) || rule4(&e, "198.18.11.0", 24, &shared)) {
+		check(0, "rules: insert: %s", strerror(errno));
+		xdp_rl__destroy(e.skel);
+		return;
+	}
+	live.nrules4 = 0;
+	env_live(&e, &live);
+	check(send_n(&e, &al, 5) == 3, "rules: with nrules4 = 0 the tries are not consulted");
+	live.nrules4 = 4;
+	env_live(&e, &live);
+	stats(&e, &before);
+	check(send_n(&e, &al, 10) == 10 && stat_delta(&e, &before, XDP_RL_STAT_ALLOWED) == 10,
+	      "rules: --allow passes 10 over a limit of 3, counted as allowed");
+	check(send_n(&e, &dn, 2) == 0 && stat_delta(&e, &before, XDP_RL_STAT_DENIED) == 2,
+	      "rules: a /25 --deny inside the /24 allow wins (longest prefix)");
+	check(send_n(&e, &out, 5) == 3, "rules: a source matching no rule keeps the global 3");
+	check(send_n(&e, &ow1, 8) == 6 && send_n(&e, &ow2, 8) == 6,
+	      "rules: --layer 6/10s applies to each source in the prefix on its own");
+	check(send_n(&e, &sh1, 3) + send_n(&e, &sh2, 3) == 4,
+	      "rules: --shared 4/10s is one budget for the whole prefix");
+	xdp_rl__destroy(e.skel);
+}
+
+static void test_new_sources(void)
+{
+	static const struct xdp_rl_layer one[] = { { 3, 10 * SEC_NS } };
+	struct xdp_rl_live live = live_of(1, one);
+	struct pkt p[6];
+	struct xdp_rl_stats before;
+	char addr[32];
+	struct env e;
+	int i, ok;
+
+	for (i = 0; i < 6; i++) {
+		snprintf(addr, sizeof(addr), "198.18.12.%d", i + 1);
+		p[i] = build(&(struct pkt_spec){ V4, addr });
+	}
+	if (env_load(&e, &(struct load_opts){ 0 })) {
+		check(0, "new sources: load: %s", strerror(errno));
+		return;
+	}
+	live.new_sources = (struct xdp_rl_layer){ 2, 10 * SEC_NS };
+	live.on_full = XDP_RL_FULL_DROP;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ok = send_n(&e, &p[0], 1) + send_n(&e, &p[1], 1) + send_n(&e, &p[2], 1);
+	check(ok == 2 && stat_delta(&e, &before, XDP_RL_STAT_REFUSED_INSERTS) == 1 &&
+	      stat_delta(&e, &before, XDP_RL_STAT_INSERTS) == 2 && count4(&e, "198.18.12.3") == -1,
+	      "new sources: cap 2/10s, drop: the third new source is dropped, not inserted");
+	check(send_n(&e, &p[0], 4) == 2, "new sources: a source in the table keeps its window");
+
+	live.on_full = XDP_RL_FULL_PASS;
+	env_live(&e, &live);
+	check(send_n(&e, &p[3], 5) == 5, "new sources: on-table-full pass: passes, unlimited");
+
+	live.on_full = XDP_RL_FULL_AGGREGATE;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ok = send_n(&e, &p[4], 2) + send_n(&e, &p[5], 2);
+	check(ok == 3 && stat_delta(&e, &before, XDP_RL_STAT_AGGREGATED) == 4,
+	      "new sources: aggregate: two refused sources share their /24's window of 3");
+
+	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_EXP_GRAIN;
+	check(send_n(&e, &p[5], 1) == 1 && count4(&e, "198.18.12.6") == 1,
+	      "new sources: next window of the cap: inserted again");
+	xdp_rl__destroy(e.skel);
+}
+
+/* Two CPUs, two layers, the first turning over: no layer passes more than its limit. */
+static void test_layers_concurrency(void)
+{
+	static const struct xdp_rl_layer two[] = { { 1000, 1000000 }, { 25000, 3600 * SEC_NS } };
+	struct pkt p = build(&(struct pkt_spec){ V4, "198.18.6.1" });
+	struct ticker t = { .limit = 1000, .window_ns = 1000000, .ticked_gen = ~0ULL };
+	struct xdp_rl_live live = live_of(2, two);
+	struct xdp_rl_stats before;
+	__u64 passed, opened;
+	struct env e;
+	int r;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip - layers under concurrency: needs two online CPUs\n");
+		return;
+	}
+	if (env_load(&e, &(struct load_opts){ .layers = 2 })) {
+		check(0, "layers: load with room for 2: %s", strerror(errno));
+		return;
+	}
+	t.e = &e;
+	env_live(&e, &live);
+	stats(&e, &before);
+	r = hammer2(&e, &p, 2000, 100, &t);
+	passed = stat_delta(&e, &before, XDP_RL_STAT_PASSED);
+	opened = stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS);
+	/* opened - 1: the hour's one window; the rest are the 1ms layer's. */
+	check(!r && passed <= 25000 && passed <= 1000 * (opened - 1) && passed > 20000,
+	      "exact: 2 CPUs, layers 1000/1ms + 25000/1h: passed %llu <= 25000 and "
+	      "<= 1000 x %llu windows of 1ms", (unsigned long long)passed,
+	      (unsigned long long)(opened - 1));
+	xdp_rl__destroy(e.skel);
+}
+
 int main(void)
 {
 	struct env e;
@@ -614,6 +826,10 @@ int main(void)
 	test_concurrency(&e);
 	xdp_rl__destroy(e.skel);
 	test_prefixes_and_bytes();
+	test_layers();
+	test_rules();
+	test_new_sources();
+	test_layers_concurrency();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
