@@ -316,11 +316,17 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 		l->fd[i] = -1;
 	l->ifindex = ifindex;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
-	if (state_dir(ns, sizeof(ns), 0) && errno != ENOENT)
-		return -1;
+	if (state_dir(ns, sizeof(ns), 0)) {
+		if (errno != ENOENT)
+			return -1;
+		/* No bpffs anywhere: nothing was ever loaded. */
+		ns[0] = '\0';
+	}
 	snprintf(l->dir, sizeof(l->dir), "%s/%u", ns, l->ifindex);
 
-	l->fd[PIN_CONFIG] = pin_open(l->dir, XDP_RL_MAP_CONFIG);
+	l->fd[PIN_CONFIG] = *ns ? pin_open(l->dir, XDP_RL_MAP_CONFIG) : -1;
+	if (!*ns)
+		errno = ENOENT;
 	if (l->fd[PIN_CONFIG] < 0) {
 		if (errno == ENOENT)
 			err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
