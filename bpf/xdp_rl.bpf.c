@@ -140,10 +140,11 @@ static __always_inline void clock_read(struct window_clock *clk,
 
 /*
  * The state of @key in @map, inserting an empty one (every window over) if
- * it is new. NULL if the kernel refused the insert.
+ * it is new; inserts of @counted (source) keys are counted. NULL if the
+ * kernel refused the insert.
  */
 static __always_inline struct xdp_rl_state *state_get(void *map, const void *key,
-						      struct xdp_rl_stats *st)
+						      struct xdp_rl_stats *st, int counted)
 {
 	struct xdp_rl_layers empty = {};
 	struct xdp_rl_state *s;
@@ -152,7 +153,7 @@ static __always_inline struct xdp_rl_state *state_get(void *map, const void *key
 	if (s)
 		return s;
 	/* -EEXIST: another CPU inserted it first, and we share its windows. */
-	if (!bpf_map_update_elem(map, key, &empty, BPF_NOEXIST))
+	if (!bpf_map_update_elem(map, key, &empty, BPF_NOEXIST) && counted)
 		st->c[XDP_RL_STAT_INSERTS]++;
 	s = bpf_map_lookup_elem(map, key);
 	if (!s)
@@ -192,14 +193,14 @@ state_new(const struct packet *p, const struct xdp_rl_live *live,
 			st->c[XDP_RL_STAT_AGGREGATED]++;
 			if (!p->v6) {
 				k4 = p->k4 & bpf_htonl(0xffffff00);
-				return state_get(&agg4, &k4, st);
+				return state_get(&agg4, &k4, st, 0);
 			}
 			k6.addr[0] = p->k6.addr[0];
 			k6.addr[1] = p->k6.addr[1] & bpf_htonl(0xffff0000);
-			return state_get(&agg6, &k6, st);
+			return state_get(&agg6, &k6, st, 0);
 		}
 	}
-	return p->v6 ? state_get(&src6, &p->k6, st) : state_get(&src4, &p->k4, st);
+	return p->v6 ? state_get(&src6, &p->k6, st, 1) : state_get(&src4, &p->k4, st, 1);
 }
 
 /* Find the longest matching rule for the (unmasked) source address. */

@@ -79,12 +79,12 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		snprintf(why, len, "invalid CIDR '%s': %s", argv[optind], e);
 		return -1;
 	}
-	if (allow + deny + !!r->rule.nlayers != 1) {
-		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
-		return -1;
-	}
 	if ((r->rule.flags & XDP_RL_RULE_F_SHARED) && !r->rule.nlayers) {
 		snprintf(why, len, "--shared goes with --layer");
+		return -1;
+	}
+	if (allow + deny + !!r->rule.nlayers != 1) {
+		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
 		return -1;
 	}
 	r->rule.action = allow ? XDP_RL_RULE_ALLOW : deny ? XDP_RL_RULE_DENY : XDP_RL_RULE_LIMIT;
