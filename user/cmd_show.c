@@ -347,12 +347,20 @@ int cmd_status(int argc, char **argv)
 		goto done;
 	}
 
+	/* Nothing pinned yet is "no limiter"; a folder we cannot read is an error. */
+	dir = NULL;
+	if (state_dir(ns, sizeof(ns), 0)) {
+		if (errno != ENOENT)
+			return EXIT_FAIL;
+	} else if (!(dir = opendir(ns)) && errno != ENOENT) {
+		err("cannot list the limiters in %s: %m (run as root)", ns);
+		return EXIT_FAIL;
+	}
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);
 		json_arr(&j, "limiters");
 	}
-	dir = state_dir(ns, sizeof(ns), 0) ? NULL : opendir(ns);
 	while (dir && (d = readdir(dir))) {
 		unsigned int ifindex = strtoul(d->d_name, NULL, 10);
 
@@ -538,6 +546,11 @@ int cmd_stats(int argc, char **argv)
 		sleep(watch);
 		if (stop)
 			break;
+		if (!limiter_pinned(&l)) {
+			err("cannot read statistics of '%s': xdp-rl was unloaded from it", ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
 		if (stats_read(&l, &s) || limiter_read_config(&l)) {
 			err("cannot read statistics of '%s': %m (was it unloaded?)", ifname);
 			limiter_close(&l);

@@ -32,7 +32,7 @@ static const struct command commands[] = {
 	  "Attach the limiter to IFACE. It keeps running after xdp-rl exits.\n\n"
 	  "  --limit N          packets (or bytes with --bytes) per window per source\n"
 	  "                     (default 1000)\n"
-	  "  --window DUR       window length: a number and ns|us|ms|s|m|h, 1ms..366d\n"
+	  "  --window DUR       window length: a number and ns|us|ms|s|m|h, 1ms..8784h\n"
 	  "                     (default 1s)\n"
 	  "  --layer N/DUR      a window of N per DUR; repeat for up to 4 layers\n"
 	  "                     (100/1s, 3000/1m): a packet passes only if every layer\n"
@@ -226,9 +226,9 @@ void describe_limit(const struct xdp_rl_live *live, int bytes, char *buf, size_t
 
 	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		fmt_duration(live->layer[i].window_ns, w, sizeof(w));
-		off += snprintf(buf + off, len - off, "%s%llu %s per %s window",
+		off += snprintf(buf + off, len - off, "%s%llu %s%s per %s window",
 				i ? " and " : "", (unsigned long long)live->layer[i].limit,
-				bytes ? "bytes" : "packets", w);
+				bytes ? "byte" : "packet", live->layer[i].limit == 1 ? "" : "s", w);
 		if (off >= len)
 			return;
 	}

@@ -108,11 +108,15 @@ out:
 	return ret;
 }
 
+/* A bpffs we could not look into; errno is EACCES after bpffs_search(). */
+static char denied[64];
+
 static int bpffs_search(char *out, size_t len)
 {
 	pid_t pids[MAX_ANCESTORS];
 	int n, i;
 
+	denied[0] = '\0';
 	if (is_bpffs("/sys/fs/bpf")) {
 		snprintf(out, len, "/sys/fs/bpf");
 		return 0;
@@ -122,7 +126,10 @@ static int bpffs_search(char *out, size_t len)
 		snprintf(out, len, "/proc/%d/root/sys/fs/bpf", pids[i]);
 		if (is_bpffs(out))
 			return 0;
+		if ((errno == EACCES || errno == EPERM) && !denied[0])
+			snprintf(denied, sizeof(denied), "%s", out);
 	}
+	errno = denied[0] ? EACCES : ENOENT;
 	return -1;
 }
 
@@ -130,6 +137,14 @@ static int bpffs_find(char *out, size_t len, int create)
 {
 	if (!bpffs_search(out, len))
 		return 0;
+	if (errno == EACCES) {
+		/* Reaching another process's root needs ptrace access to it. */
+		err("cannot reach the outer bpffs through %s: Permission denied "
+		    "(that needs CAP_SYS_PTRACE; or run 'xdp-rl -n NETNS ...' from the "
+		    "root namespace)", denied);
+		errno = EACCES;
+		return -1;
+	}
 	if (!create) {
 		errno = ENOENT;
 		return -1;
@@ -254,6 +269,25 @@ int pin_open(const char *dir, const char *name)
 
 	pin_path(path, sizeof(path), dir, name);
 	return bpf_obj_get(path);
+}
+
+static __u32 obj_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int limiter_pinned(const struct limiter *l)
+{
+	int fd = pin_open(l->dir, XDP_RL_MAP_STATS), same;
+
+	if (fd < 0)
+		return 0;
+	same = obj_id(fd) == obj_id(l->fd[PIN_STATS]);
+	close(fd);
+	return same;
 }
 
 int limiter_read_config(struct limiter *l)

@@ -48,6 +48,8 @@ int limiter_open(const char *ifname, struct limiter *l, const char *what);
 int limiter_open_index(unsigned int ifindex, const char *ifname,
 		       struct limiter *l, const char *what);
 void limiter_close(struct limiter *l);
+/* Whether the maps @l holds are still the ones pinned (not unloaded or replaced). */
+int limiter_pinned(const struct limiter *l);
 int limiter_read_config(struct limiter *l);
 /* Publish new live settings without a torn read (see struct xdp_rl_config). */
 int limiter_publish(struct limiter *l, const struct xdp_rl_live *live);
