@@ -100,7 +100,39 @@ e2e: $(BIN)
 demo: $(BIN)
 	$(Q)scripts/demo.sh $(BIN)
 
-bench: $(BIN)
+# ---- make bench (tests/bench: benchmark only, never part of make test) ----
+# The bench's own BPF programs and skeletons, and bench_prog, in build/bench/.
+BENCH_DIR   := $(BUILD)/bench
+BENCH_BPF   := bare wrap plain gen
+BENCH_SKELS := $(patsubst %,$(BENCH_DIR)/%.skel.h,$(BENCH_BPF))
+BENCH_SRC   := $(filter-out %.bpf.c,$(wildcard tests/bench/*.c))
+BENCH_OBJ   := $(patsubst tests/bench/%.c,$(BENCH_DIR)/%.o,$(BENCH_SRC))
+BENCH_BIN   := $(BENCH_DIR)/bench_prog
+
+# Kept, not intermediate: the objects and skeletons are worth looking at.
+.SECONDARY: $(BENCH_SKELS) $(BENCH_SKELS:.skel.h=.bpf.o)
+
+$(BENCH_DIR)/%.bpf.o: tests/bench/%.bpf.c tests/bench/bench.h | $(DEPS_OK)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/%.skel.h: $(BENCH_DIR)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bench_$* > $@
+
+$(BENCH_DIR)/%.o: tests/bench/%.c $(SKEL) $(BENCH_SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_DIR) -Itests/bench -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+-include $(BENCH_OBJ:.o=.d)
+
+bench: $(BIN) $(BENCH_BIN)
 	$(Q)scripts/bench.sh $(BUILD)
 
 install: $(BIN)

@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""make bench, part 2: a flood from many sources through a veth pair, end to end.
+
+Run by scripts/bench.sh, which makes the namespaces (scripts/testbed.sh) and
+always removes them. Every round runs the same flood against each case in
+turn, on a receiving veth that is otherwise left bare; the order of the cases
+rotates from round to round, and each case is set up fresh (empty tables).
+
+The flood: build/bench/bench_prog gen, an XDP program run by
+BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES in the sender namespace,
+pinned to one CPU, that gives each 64-byte UDP frame the next of SOURCES
+source addresses and redirects it into the sender's veth. The receiver's
+NAPI poll runs in softirq on the same CPU, in the generator's context, so
+the CPU a case costs is the generator thread's CPU time plus any ksoftirqd
+time, over the frames sent (see tests/bench/bench_e2e.c).
+
+Prints the table; writes every raw record to OUT.jsonl.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+CASES = [
+    ("xdp_drop", "bare XDP_DROP (the floor)"),
+    ("xdp_pass", "bare XDP_PASS, all to the stack"),
+    ("xdp_rl", "xdp-rl (XDP, native)"),
+    ("nft_ingress", "nft meter, netdev ingress"),
+    ("nft_prerouting", "nft meter, ip prerouting (raw)"),
+    ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
+]
+
+
+def sh(*args, check=True, input=None):
+    r = subprocess.run(args, input=input, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+class Bed:
+    def __init__(self, a):
+        self.a = a
+        self.rx, self.tx, self.rx_if, self.tx_if, self.mac = a.rx, a.tx, a.rx_if, a.tx_if, a.mac
+
+    def nsx(self, *args, **kw):
+        return sh("ip", "netns", "exec", self.rx, *args, **kw)
+
+    def xdp(self, what):
+        sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", self.rx_if, what)
+
+    # ---- per-case setup, teardown and counters --------------------------------
+
+    def setup(self, case, rnd):
+        L, rx_if = self.a.limit, self.rx_if
+        if case == "xdp_drop":
+            self.xdp("drop")
+        elif case == "xdp_pass":
+            self.xdp("pass")
+        elif case == "xdp_rl":
+            sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(L), "--window", "1s")
+        elif case == "nft_ingress":
+            self.xdp("pass")
+            self.nsx("nft", "-f", "-", input=f"""
+table netdev bench {{
+    set m {{ type ipv4_addr; size {self.a.table}; flags dynamic; }}
+    chain c {{
+        type filter hook ingress device "{rx_if}" priority 0; policy accept;
+        ip saddr 198.18.0.0/15 update @m {{ ip saddr limit rate over {L}/second burst {L} packets }} counter drop
+        ip saddr 198.18.0.0/15 counter
+    }}
+}}""")
+        elif case == "nft_prerouting":
+            self.xdp("pass")
+            self.nsx("nft", "-f", "-", input=f"""
+table ip bench {{
+    set m {{ type ipv4_addr; size {self.a.table}; flags dynamic; }}
+    chain c {{
+        type filter hook prerouting priority raw; policy accept;
+        ip saddr 198.18.0.0/15 update @m {{ ip saddr limit rate over {L}/second burst {L} packets }} counter drop
+        ip saddr 198.18.0.0/15 counter
+    }}
+}}""")
+        elif case == "ipt_hashlimit":
+            self.xdp("pass")
+            self.nsx("iptables", "-t", "raw", "-A", "PREROUTING", "-i", rx_if, "-s", "198.18.0.0/15",
+                     "-m", "hashlimit", "--hashlimit-mode", "srcip",
+                     "--hashlimit-above", f"{L}/sec", "--hashlimit-burst", str(L),
+                     "--hashlimit-name", f"bench{rnd}",
+                     "--hashlimit-htable-size", str(self.a.table),
+                     "--hashlimit-htable-max", str(self.a.table * 2), "-j", "DROP")
+            self.nsx("iptables", "-t", "raw", "-A", "PREROUTING", "-i", rx_if, "-s", "198.18.0.0/15")
+
+    def teardown(self, case):
+        """Undo whatever setup() may have done; never fails."""
+        if case == "xdp_rl":
+            sh(self.a.xdp_rl, "-n", self.rx, "unload", self.rx_if, check=False)
+        if case == "nft_ingress":
+            self.nsx("nft", "delete", "table", "netdev", "bench", check=False)
+        if case == "nft_prerouting":
+            self.nsx("nft", "delete", "table", "ip", "bench", check=False)
+        if case == "ipt_hashlimit":
+            # iptables-nft: its table goes whole, so no empty hook stays behind.
+            self.nsx("nft", "delete", "table", "ip", "raw", check=False)
+        if case != "xdp_rl":
+            sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", self.rx_if, "off",
+               check=False)
+
+    def counters(self, case):
+        c = {}
+        # The receiving veth's own per-queue XDP counters.
+        for line in self.nsx("ethtool", "-S", self.rx_if).splitlines():
+            k, _, v = line.strip().partition(": ")
+            for name in ("xdp_packets", "xdp_drops"):
+                if k.startswith("rx_queue_") and k.endswith("_" + name):
+                    c["veth_" + name] = c.get("veth_" + name, 0) + int(v)
+        # The receiving stack's own counters.
+        snmp = self.nsx("cat", "/proc/net/snmp").splitlines()
+        for i in range(0, len(snmp) - 1, 2):
+            keys, vals = snmp[i].split(), snmp[i + 1].split()
+            if keys[0] == "Ip:":
+                d = dict(zip(keys[1:], map(int, vals[1:])))
+                c["ip_in_receives"] = d["InReceives"]
+                c["ip_in_delivers"] = d["InDelivers"]
+            if keys[0] == "Udp:":
+                d = dict(zip(keys[1:], map(int, vals[1:])))
+                c["udp_no_ports"] = d["NoPorts"]
+        # The tool's own verdict counters.
+        if case == "xdp_rl":
+            s = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "stats", self.rx_if, "--json"))
+            s = s.get("stats", s)
+            c["tool_passed"], c["tool_dropped"] = s["passed"], s["dropped"]
+            c["tool_other"] = s["not_ip"] + s["malformed"] + s["table_errors"]
+            c["tool_windows"] = s["new_windows"]
+        elif case in ("nft_ingress", "nft_prerouting"):
+            fam, tab = ("netdev", "bench") if case == "nft_ingress" else ("ip", "bench")
+            rules = [o["rule"] for o in json.loads(self.nsx("nft", "-j", "list", "table", fam, tab))
+                     ["nftables"] if "rule" in o]
+            cnt = [next(e["counter"]["packets"] for e in r["expr"] if "counter" in e) for r in rules]
+            c["tool_dropped"], c["tool_passed"] = cnt[0], cnt[1]
+        elif case == "ipt_hashlimit":
+            lines = self.nsx("iptables", "-t", "raw", "-vnxL", "PREROUTING").splitlines()[2:]
+            cnt = [int(l.split()[0]) for l in lines if l.strip()]
+            c["tool_dropped"], c["tool_passed"] = cnt[0], cnt[1]
+        return c
+
+    def gen(self):
+        out = sh(self.a.bench_prog, "gen", "--netns", self.tx, "--dev", self.tx_if,
+                 "--dst-mac", self.mac, "--sources", str(self.a.sources), "--base", "198.19.0.0",
+                 "--seconds", str(self.a.seconds), "--cpu", str(self.a.cpu))
+        return json.loads(out)
+
+
+def trimmed(v):
+    """Median and range after trimming the lowest and highest len/5."""
+    s = sorted(v)
+    t = len(s) // 5
+    s = s[t:len(s) - t] if t else s
+    return statistics.median(s), s[0], s[-1]
+
+
+def fmt(v, prec=0, suffix=""):
+    m, lo, hi = trimmed(v)
+    return f"{m:.{prec}f}{suffix} [{lo:.{prec}f}..{hi:.{prec}f}]"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for k in ("rx", "tx", "rx_if", "tx_if", "mac", "bench_prog", "xdp_rl", "out"):
+        p.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--seconds", type=float, default=1.0)
+    p.add_argument("--sources", type=int, default=4096)
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--table", type=int, default=65536, help="nft set / hashlimit table size")
+    p.add_argument("--cpu", type=int, default=1)
+    a = p.parse_args()
+    if not (1 <= a.rounds <= 20 and 0 < a.seconds <= 10 and 1 <= a.sources <= 65536):
+        sys.exit("bench_e2e: --rounds, --seconds or --sources out of bounds")
+    if a.table < 2 * a.sources:
+        sys.exit("bench_e2e: --table must hold twice the sources (a full set fails open)")
+
+    # The CPU measure counts softirq work inside the generator thread's time,
+    # which holds unless the kernel accounts IRQ time apart.
+    irqtime = False
+    try:
+        import gzip
+        with gzip.open("/proc/config.gz", "rt") as f:
+            irqtime = "CONFIG_IRQ_TIME_ACCOUNTING=y" in f.read()
+    except OSError:
+        pass
+
+    bed = Bed(a)
+    recs = []
+    t_start = time.monotonic()
+    with open(a.out + ".jsonl", "w") as raw:
+        for rnd in range(a.rounds):
+            order = CASES[rnd % len(CASES):] + CASES[:rnd % len(CASES)]
+            for case, _ in order:
+                try:
+                    bed.setup(case, rnd)
+                    time.sleep(0.2)
+                    c0 = bed.counters(case)
+                    g = bed.gen()
+                    time.sleep(0.1)     # let the last NAPI poll finish
+                    c1 = bed.counters(case)
+                finally:
+                    bed.teardown(case)
+                rec = {"round": rnd, "case": case, "gen": g,
+                       "delta": {k: c1[k] - c0.get(k, 0) for k in c1}}
+                recs.append(rec)
+                raw.write(json.dumps(rec) + "\n")
+                raw.flush()
+    elapsed = time.monotonic() - t_start
+
+    # Per round: each case against bare XDP_DROP of the same round.
+    by = {}
+    for r in recs:
+        g, d = r["gen"], r["delta"]
+        cpu = g["thread_cpu_ns"] + g["softirqd_ns"]
+        if irqtime:     # softirq time is not in the thread's: take the CPU's
+            cpu = g["stat_busy_own_ticks"] * 1e9 / g["tick_hz"]
+        x = {
+            "cpu_per_frame": cpu / g["frames"],
+            "kern_per_frame": g["kernel_ns"] / g["frames"],
+            "stat_per_frame": g["stat_busy_ticks"] * 1e9 / g["tick_hz"] / g["frames"],
+            "stat_own_per_frame": g["stat_busy_own_ticks"] * 1e9 / g["tick_hz"] / g["frames"],
+            "steal_own_pct": 100.0 * g["stat_steal_own_ticks"] / g["tick_hz"] / (g["wall_ns"] / 1e9),
+            "windows_per_src": d.get("tool_windows", 0) / a.sources,
+            "mpps": g["frames"] / g["wall_ns"] * 1e3,
+            "frames": g["frames"], "secs": g["wall_ns"] / 1e9,
+            "arrived": d.get("veth_xdp_packets", 0),
+            "delivered": d.get("ip_in_delivers", 0),
+        }
+        if r["case"] == "xdp_drop":
+            x["passed"], x["dropped"] = 0, d.get("veth_xdp_drops", 0)
+        elif r["case"] == "xdp_pass":
+            x["passed"], x["dropped"] = d.get("veth_xdp_packets", 0), 0
+        else:
+            x["passed"], x["dropped"] = d["tool_passed"], d["tool_dropped"]
+        by.setdefault(r["case"], {})[r["round"]] = x
+
+    base = by["xdp_drop"]
+    pas = by["xdp_pass"]
+    for case, rounds in by.items():
+        for rnd, x in rounds.items():
+            b = base[rnd]["cpu_per_frame"]
+            x["ratio"] = x["cpu_per_frame"] / b
+            x["over_xdp_rl"] = x["cpu_per_frame"] / by["xdp_rl"][rnd]["cpu_per_frame"]
+            # What the limit lets through per source: a fixed window passes
+            # the limit once per window opened; a token bucket with burst L
+            # passes L at once and then L per second.
+            x["passed_src"] = x["passed"] / a.sources
+            if case == "xdp_rl":
+                x["expect_src"] = a.limit * x["windows_per_src"]
+            elif case in ("nft_ingress", "nft_prerouting", "ipt_hashlimit"):
+                x["expect_src"] = a.limit * (1 + x["secs"])
+            # Per dropped frame: the frames it passed priced at what a frame
+            # costs when all go to the stack (bare XDP_PASS, same round).
+            cp = pas[rnd]["cpu_per_frame"]
+            if x["dropped"]:
+                x["per_dropped"] = (x["cpu_per_frame"] * x["frames"] - x["passed"] * cp) / x["dropped"]
+                x["ratio_dropped"] = x["per_dropped"] / b
+    with open(a.out + ".json", "w") as f:
+        json.dump({"args": vars(a), "per_round": by}, f, indent=1)
+
+    print(f"{a.sources} sources (198.19.0.0 + 0..{a.sources - 1}), 64-byte IPv4/UDP frames to "
+          f"198.18.0.2:9 from 1 CPU (CPU {a.cpu}); limit {a.limit} packets per source per second; "
+          f"{a.rounds} rounds of {a.seconds:g} s per case, case order rotating; "
+          f"median [range] over rounds, lowest and highest {a.rounds // 5} trimmed.")
+    if irqtime:
+        print("CPU ns/frame: /proc/stat busy time of the generator's CPU / frames sent (this kernel "
+              "accounts IRQ time apart from threads). x DROP: against bare XDP_DROP in the same round.")
+    else:
+        print("CPU ns/frame: generator thread CPU time + ksoftirqd time (the receiver's NAPI runs in "
+              "the generator's softirq, charged to it) / frames sent. x DROP: against bare XDP_DROP "
+              "in the same round.")
+    print("per dropped: (CPU - passed x CPU/frame of 'all to the stack') / dropped. nft and "
+          "iptables cases have a bare XDP_PASS program on the receiving veth (for NAPI).")
+    print()
+    hdr = (f"{'case':<36}{'CPU ns/frame':<22}{'x DROP':<20}{'ns/dropped':<22}{'x DROP':<20}"
+           f"{'x xdp-rl':<8}{'Mpps':>6}{'passed/src':>12}{'expected':>10}{'passed':>9}"
+           f"{'dropped':>10}{'arrived':>10}")
+    print(hdr)
+    for case, label in CASES:
+        rs = [by[case][k] for k in sorted(by[case])]
+
+        def col(key, prec=0, suffix=""):
+            v = [x[key] for x in rs if key in x]
+            return fmt(v, prec, suffix) if v else "-"
+
+        med = lambda key: statistics.median([x[key] for x in rs])  # noqa: E731
+        exp = f"{med('expect_src'):.1f}" if "expect_src" in rs[0] else "-"
+        print(f"{label:<36}{col('cpu_per_frame'):<22}{col('ratio', 2, 'x'):<20}"
+              f"{col('per_dropped'):<22}{col('ratio_dropped', 2, 'x'):<20}"
+              f"{med('over_xdp_rl'):<8.2f}{med('mpps'):>6.2f}{med('passed_src'):>12.1f}{exp:>10}"
+              f"{int(med('passed')):>9}{int(med('dropped')):>10}{int(med('arrived')):>10}")
+    print()
+    print("Cross-checks (medians), CPU ns/frame by other clocks: /proc/stat busy ticks (10 ms) of "
+          "the generator's CPU and of all CPUs (which includes whatever else this shared VM runs), "
+          "and the kernel's test_run duration (wall time, steal included):")
+    for case, label in CASES:
+        rs = list(by[case].values())
+        m = lambda k: statistics.median([x[k] for x in rs])  # noqa: E731
+        print(f"  {label:<36} stat own CPU {m('stat_own_per_frame'):5.0f}  all CPUs "
+              f"{m('stat_per_frame'):5.0f}  test_run {m('kern_per_frame'):5.0f}"
+              f"  steal {m('steal_own_pct'):4.1f}%  frames {int(m('frames')):>8}"
+              f"  delivered to UDP {int(m('delivered')):>6}"
+              + (f"  windows opened/source {m('windows_per_src'):.2f}" if case == "xdp_rl" else ""))
+    print(f"x xdp-rl: CPU/frame over xdp-rl's, same round. passed/src: passed per source in one "
+          f"run of T s (wall). expected: xdp-rl passes {a.limit} per window (a source's window opens "
+          f"at its first packet and lasts 1 s; expected = {a.limit} x windows it opened, from its "
+          f"stats); nft 'limit rate over {a.limit}/second burst {a.limit} packets' and hashlimit "
+          f"'--hashlimit-above {a.limit}/sec --hashlimit-burst {a.limit}' are token buckets: "
+          f"{a.limit} at once, then {a.limit}/s, expected = {a.limit} x (1 + T). Same rate, "
+          f"different shape; every source offers far more than either lets through.")
+    print(f"(end to end took {elapsed:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)   # the current case was torn down; bench.sh removes the rest

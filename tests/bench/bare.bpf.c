@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * bare.bpf.c - the floor of the XDP hook: programs that only return a
+ * verdict. Built with the same flags as xdp-rl; the bench subtracts them.
+ * bare_clock and bare_coarse also read a clock, to show what that costs.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+SEC("xdp")
+int bare_drop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int bare_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+/* The floor plus one read of the clock a per-key window needs. */
+__u64 clock_sink;
+
+SEC("xdp")
+int bare_clock(struct xdp_md *ctx)
+{
+	clock_sink = bpf_ktime_get_ns();
+	return XDP_DROP;
+}
+
+/* ... or of the clock as of the last tick (CLOCK_MONOTONIC_COARSE). */
+SEC("xdp")
+int bare_coarse(struct xdp_md *ctx)
+{
+	clock_sink = bpf_ktime_get_coarse_ns();
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

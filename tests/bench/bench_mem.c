@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * bench_mem.c - map memory per tracked source, from the kernel's own
+ * accounting: the `memlock` line of each map's /proc/self/fdinfo entry
+ * (bpf_map_memory_usage(), what `bpftool map show` prints).
+ *
+ * xdp-rl's object is loaded as `xdp-rl load` loads it, with both source
+ * tables at --max-sources entries (preallocated LRU hashes: the memory is
+ * taken at load, full or not), and the plain reference beside it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "bench_user.h"
+#include "xdp_rl.skel.h"
+#include "plain.skel.h"
+
+static unsigned long long memlock(int fd)
+{
+	unsigned long long v = 0;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		die("mem: cannot read %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+struct row {
+	const char *what;
+	__u32 entries;
+	unsigned long long bytes;
+};
+
+static void print_row(FILE *json, int *first, const char *size, const struct row *r)
+{
+	printf("  %-24s %-36s %9u %12llu %8.1f MB %8.1f\n", size, r->what, r->entries, r->bytes,
+	       r->bytes / 1e6, (double)r->bytes / r->entries);
+	if (json)
+		fprintf(json, "%s{\"size\": \"%s\", \"what\": \"%s\", \"entries\": %u, "
+			"\"memlock\": %llu, \"bytes_per_source\": %.2f}", *first ? "" : ",\n",
+			size, r->what, r->entries, r->bytes, (double)r->bytes / r->entries);
+	*first = 0;
+}
+
+int cmd_mem(int argc, char **argv)
+{
+	static const __u32 sizes[] = { 262144, 1000000 };
+	static const char *const size_name[] = { "262 144 (the default)", "1 000 000" };
+	FILE *json = NULL;
+	int first = 1;
+	size_t i;
+
+	if (argc == 3 && !strcmp(argv[1], "--json")) {
+		json = fopen(argv[2], "w");
+		if (!json)
+			die("mem: cannot write '%s': %s", argv[2], strerror(errno));
+		fprintf(json, "[\n");
+	} else if (argc != 1) {
+		die("usage: bench_prog mem [--json FILE]");
+	}
+
+	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "entries",
+	       "memlock B", "", "B/source");
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		__u32 n = sizes[i];
+		struct xdp_rl *rl = xdp_rl__open();
+		struct bench_plain *pl = bench_plain__open();
+		unsigned long long other = 0, s4, s6;
+		struct bpf_map *m;
+		struct row r;
+
+		if (!rl || !pl ||
+		    bpf_map__set_max_entries(rl->maps.src4, n) ||
+		    bpf_map__set_max_entries(rl->maps.src6, n) ||
+		    bpf_map__set_max_entries(pl->maps.plain4, n) ||
+		    bpf_map__set_max_entries(pl->maps.plain6, n) ||
+		    xdp_rl__load(rl) || bench_plain__load(pl))
+			die("mem: cannot load with %u sources: %s", n, strerror(errno));
+		s4 = memlock(bpf_map__fd(rl->maps.src4));
+		s6 = memlock(bpf_map__fd(rl->maps.src6));
+		bpf_object__for_each_map(m, rl->obj)
+			if (m != rl->maps.src4 && m != rl->maps.src6)
+				other += memlock(bpf_map__fd(m));
+
+		r = (struct row){ "xdp-rl src4 (IPv4 sources)", n, s4 };
+		print_row(json, &first, size_name[i], &r);
+		r = (struct row){ "xdp-rl src6 (IPv6 sources)", n, s6 };
+		print_row(json, &first, "", &r);
+		/* Per slot: both tables and the rest over the 2N sources they hold. */
+		r = (struct row){ "xdp-rl, all maps, per slot (2N)", 2 * n, s4 + s6 + other };
+		print_row(json, &first, "", &r);
+		r = (struct row){ "plain reference, IPv4 table", n,
+				  memlock(bpf_map__fd(pl->maps.plain4)) };
+		print_row(json, &first, "", &r);
+		printf("  %-24s (config, stats, .rodata, .bss of xdp-rl: %llu B in all)\n", "", other);
+		xdp_rl__destroy(rl);
+		bench_plain__destroy(pl);
+	}
+	if (json) {
+		fprintf(json, "\n]\n");
+		fclose(json);
+	}
+	return 0;
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * wrap.bpf.c - many sources under BPF_PROG_TEST_RUN.
+ *
+ * A test run with repeat > 1 runs one frame over and over. This wrapper
+ * rewrites the frame's source address before each run, walking N sources
+ * per CPU (base[cpu] + 0 .. N-1, host order), and then tail-calls the program
+ * under test in slot BENCH_SLOT_TARGET of `progs`. Every program measured
+ * (xdp-rl, the plain reference, bare XDP_DROP and XDP_PASS) pays the same
+ * wrapper and tail call, so differences between them are the programs alone.
+ *
+ * The walk goes `step` sources at a time, modulo N (step coprime with N, so
+ * every source comes once per N packets). Step 1 is the order sources are
+ * first inserted in, which is also the order of their entries in memory (a
+ * preallocated hash hands out elements in order): walking that way again
+ * would let the CPU prefetch the next entry. A large step visits them in an
+ * order unrelated to memory, as a real flood does.
+ *
+ * The frame is Ethernet + IPv4 or IPv6 at fixed offsets (no VLAN); for IPv6
+ * the low 32 bits of the address change. Checksums are left alone: nothing
+ * after XDP sees these frames.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "bench.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} progs SEC(".maps");
+
+/* Written by user space between runs. */
+__u32 nsrc = 1;				/* sources per CPU, >= 1 */
+__u32 step = 1;				/* 1 .. nsrc, coprime with nsrc */
+__u32 base[BENCH_MAX_CPUS];		/* first source of each CPU, host order */
+struct bench_ctr ctr[BENCH_MAX_CPUS];	/* next source index of each CPU */
+
+SEC("xdp")
+int wrap(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 cpu = bpf_get_smp_processor_id() & (BENCH_MAX_CPUS - 1);
+	struct ethhdr *eth = data;
+	__u64 i = ctr[cpu].n, next = i + step;
+	__be32 a;
+
+	ctr[cpu].n = next >= nsrc ? next - nsrc : next;
+	a = bpf_htonl(base[cpu] + (__u32)i);
+	if (data + BENCH_FRAME_LEN > data_end)
+		return XDP_ABORTED;
+	if (eth->h_proto == bpf_htons(ETH_P_IP))
+		((struct iphdr *)(eth + 1))->saddr = a;
+	else
+		((struct ipv6hdr *)(eth + 1))->saddr.in6_u.u6_addr32[3] = a;
+	bpf_tail_call(ctx, &progs, BENCH_SLOT_TARGET);
+	return XDP_ABORTED;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
