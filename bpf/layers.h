@@ -37,6 +37,14 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 	int i, refused = -1, op;
 	__u64 count;
 
+	if (room == 1) {
+		/* One window per key (the default): no loop, nothing to take back. */
+		op = 0;
+		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &gens[0]);
+		*opened += op;
+		return count > lay[0].limit ? 0 : -1;
+	}
+
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;

@@ -117,8 +117,8 @@ struct {
 
 enum verdict { V_PASS, V_LIMIT, V_DENY, V_MALFORMED };
 
+/* The source's key; which one is meant is a constant at each call site. */
 struct packet {
-	int v6;
 	__be32 k4;			/* the source (IPv4) */
 	struct xdp_rl_key6 k6;		/* the source (IPv6) */
 };
@@ -167,7 +167,7 @@ static __always_inline struct xdp_rl_state *state_get(void *map, const void *key
  * its /24 or /48 instead of taking (and evicting) a slot.
  */
 static __always_inline struct xdp_rl_state *
-state_new(const struct packet *p, const struct xdp_rl_live *live,
+state_new(const struct packet *p, const int v6, const struct xdp_rl_live *live,
 	  const struct window_clock *clk, struct xdp_rl_stats *st, int *verdict)
 {
 	struct xdp_rl_agg6_key k6;
@@ -191,7 +191,7 @@ state_new(const struct packet *p, const struct xdp_rl_live *live,
 				return NULL;
 			}
 			st->c[XDP_RL_STAT_AGGREGATED]++;
-			if (!p->v6) {
+			if (!v6) {
 				k4 = p->k4 & bpf_htonl(0xffffff00);
 				return state_get(&agg4, &k4, st, 0);
 			}
@@ -200,18 +200,18 @@ state_new(const struct packet *p, const struct xdp_rl_live *live,
 			return state_get(&agg6, &k6, st, 0);
 		}
 	}
-	return p->v6 ? state_get(&src6, &p->k6, st, 1) : state_get(&src4, &p->k4, st, 1);
+	return v6 ? state_get(&src6, &p->k6, st, 1) : state_get(&src4, &p->k4, st, 1);
 }
 
 /* Find the longest matching rule for the (unmasked) source address. */
-static __always_inline struct xdp_rl_rule *rule_find(const struct packet *p,
+static __always_inline struct xdp_rl_rule *rule_find(const int v6,
 						     const struct xdp_rl_live *live,
 						     __be32 a4, const struct in6_addr *a6)
 {
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
 
-	if (!p->v6) {
+	if (!v6) {
 		if (!live->nrules4)
 			return NULL;
 		k4.prefixlen = 32;
@@ -225,7 +225,13 @@ static __always_inline struct xdp_rl_rule *rule_find(const struct packet *p,
 	return bpf_map_lookup_elem(&rules6, &k6);
 }
 
-static __always_inline int limit(struct packet *p, const struct xdp_rl_live *live,
+/*
+ * @v6 is a constant at both call sites, so that after inlining every map
+ * lookup names one map: a lookup that could be either is not inlined by the
+ * verifier and costs a helper call.
+ */
+static __always_inline int limit(struct packet *p, const int v6,
+				 const struct xdp_rl_live *live,
 				 __be32 a4, const struct in6_addr *a6, __u64 inc,
 				 struct xdp_rl_stats *st, struct xdp_rl_rule_hits **hits)
 {
@@ -237,7 +243,7 @@ static __always_inline int limit(struct packet *p, const struct xdp_rl_live *liv
 	int verdict = V_PASS;
 	__u64 opened = 0;
 
-	rule = rule_find(p, live, a4, a6);
+	rule = rule_find(v6, live, a4, a6);
 	if (rule) {
 		*hits = bpf_map_lookup_elem(&rule_hits, &rule->id);
 		if (*hits)
@@ -260,9 +266,9 @@ static __always_inline int limit(struct packet *p, const struct xdp_rl_live *liv
 
 	clock_read(&clk, live);
 	if (!s) {
-		s = p->v6 ? bpf_map_lookup_elem(&src6, &p->k6) : bpf_map_lookup_elem(&src4, &p->k4);
+		s = v6 ? bpf_map_lookup_elem(&src6, &p->k6) : bpf_map_lookup_elem(&src4, &p->k4);
 		if (!s)
-			s = state_new(p, live, &clk, st, &verdict);
+			s = state_new(p, v6, live, &clk, st, &verdict);
 		if (!s)
 			return verdict;
 	}
@@ -303,18 +309,17 @@ int xdp_rl(struct xdp_md *ctx)
 			v = V_MALFORMED;
 		} else {
 			p.k4 = a4 & cfg_v4_mask;
-			v = limit(&p, live, a4, NULL, cfg_bytes ? len : 1, st, &hits);
+			v = limit(&p, 0, live, a4, NULL, cfg_bytes ? len : 1, st, &hits);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &a6) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.v6 = 1;
 			p.k6.addr[0] = a6->in6_u.u6_addr32[0] & cfg_v6_mask[0];
 			p.k6.addr[1] = a6->in6_u.u6_addr32[1] & cfg_v6_mask[1];
 			p.k6.addr[2] = a6->in6_u.u6_addr32[2] & cfg_v6_mask[2];
 			p.k6.addr[3] = a6->in6_u.u6_addr32[3] & cfg_v6_mask[3];
-			v = limit(&p, live, 0, a6, cfg_bytes ? len : 1, st, &hits);
+			v = limit(&p, 1, live, 0, a6, cfg_bytes ? len : 1, st, &hits);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;

@@ -97,10 +97,12 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 	if (bpf_map_lookup_elem(fd, &zero, &c))
 		die("kern: read xdp-rl config: %s", strerror(errno));
 	spare = !(c.active & 1);
-	c.slot[spare].limit = limit;
-	c.slot[spare].window_ns = WINDOW_NS;
-	c.slot[spare].flags = 0;
-	c.slot[spare].tai_to_unix_ns = 0;
+	memset(&c.slot[spare], 0, sizeof(c.slot[spare]));
+	c.slot[spare].layer[0].limit = limit;
+	c.slot[spare].layer[0].window_ns = WINDOW_NS;
+	c.slot[spare].nlayers = 1;
+	/* What `xdp-rl load --window 1h` chooses: the tick clock. */
+	c.slot[spare].flags = XDP_RL_F_COARSE_CLOCK;
 	if (bpf_map_update_elem(fd, &zero, &c, 0))
 		die("kern: write xdp-rl config: %s", strerror(errno));
 	c.active = spare;
