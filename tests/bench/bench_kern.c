@@ -601,6 +601,119 @@ static void floor_direct(struct kenv *e)
 	}
 }
 
+/* ---- Layers and rules (issue: layered windows, per-prefix rules) -------------- */
+
+#define N_RULES 10000
+
+/*
+ * xdp-rl with @layers windows per source, every one admitting (limits at the
+ * maximum), so that each packet charges them all; with @rules, N_RULES /24s
+ * outside the sources' range plus one /15 --layer rule that every source
+ * matches, so each packet also walks the trie.
+ */
+static struct xdp_rl *rl_load_shape(int layers, int rules)
+{
+	struct xdp_rl *s = xdp_rl__open();
+	struct xdp_rl_rule r = { .action = XDP_RL_RULE_LIMIT, .nlayers = 1 };
+	struct xdp_rl_rule_key4 k = { .prefixlen = 24 };
+	struct xdp_rl_config c;
+	__u32 zero = 0, i;
+	int fd;
+
+	if (!s)
+		die("kern: open xdp-rl: %s", strerror(errno));
+	s->rodata->cfg_layers = layers;
+	s->rodata->cfg_v4_mask = 0xffffffff;
+	if (bpf_map__set_value_size(s->maps.src4, layers * sizeof(struct xdp_rl_state)) ||
+	    bpf_map__set_value_size(s->maps.src6, layers * sizeof(struct xdp_rl_state)) ||
+	    bpf_map__set_value_size(s->maps.agg4, layers * sizeof(struct xdp_rl_state)) ||
+	    bpf_map__set_value_size(s->maps.agg6, layers * sizeof(struct xdp_rl_state)) ||
+	    bpf_map__set_max_entries(s->maps.src4, DEFAULT_TABLE) ||
+	    bpf_map__set_max_entries(s->maps.src6, SPARE_TABLE) || xdp_rl__load(s))
+		die("kern: load xdp-rl (%d layers): %s", layers, strerror(errno));
+	fd = bpf_map__fd(s->maps.config);
+	memset(&c, 0, sizeof(c));
+	for (i = 0; i < (__u32)layers; i++) {
+		c.slot[0].layer[i].limit = XDP_RL_LIMIT_MAX;
+		c.slot[0].layer[i].window_ns = WINDOW_NS << i;
+	}
+	c.slot[0].nlayers = layers;
+	c.slot[0].flags = XDP_RL_F_COARSE_CLOCK;
+	if (rules) {
+		r.layer[0] = c.slot[0].layer[0];
+		for (i = 0; i < N_RULES; i++) {
+			r.id = i;
+			k.addr = htonl(0xf0000000 | i << 8);
+			if (bpf_map_update_elem(bpf_map__fd(s->maps.rules4), &k, &r, 0))
+				die("kern: add rule %u: %s", i, strerror(errno));
+		}
+		k.prefixlen = 15;
+		k.addr = htonl(0xc6120000);
+		r.id = N_RULES;
+		if (bpf_map_update_elem(bpf_map__fd(s->maps.rules4), &k, &r, 0))
+			die("kern: add the /15 rule: %s", strerror(errno));
+		c.slot[0].nrules4 = N_RULES + 1;
+	}
+	if (bpf_map_update_elem(fd, &zero, &c, 0))
+		die("kern: write xdp-rl config: %s", strerror(errno));
+	return s;
+}
+
+static void layers_rules(struct kenv *e)
+{
+	static const struct { const char *name; int layers, rules; } shape[] = {
+		{ "1 layer", 1, 0 }, { "2 layers", 2, 0 }, { "4 layers", 4, 0 },
+		{ "1 layer, 10 000 rules", 1, 1 },
+	};
+	enum { N_SHAPES = sizeof(shape) / sizeof(shape[0]) };
+	struct scen sc = { "IPv4 1 000, 1 CPU", 0, 1000, 1, 0, 0 };
+	double base[MAX_RUNS], d[N_SHAPES][MAX_RUNS];
+	struct xdp_rl *rl[N_SHAPES];
+	__u32 slot = BENCH_SLOT_TARGET;
+	char b1[64], b2[64];
+	int r, k, fd;
+
+	for (k = 0; k < N_SHAPES; k++)
+		rl[k] = rl_load_shape(shape[k].layers, shape[k].rules);
+	for (r = 0; r < e->runs; r++) {
+		for (k = -1; k < N_SHAPES; k++) {
+			int kk = r & 1 ? N_SHAPES - 1 - k : k;	/* order reversed every other run */
+
+			if (k == -1)
+				kk = -1;
+			fd = kk < 0 ? bpf_program__fd(e->bare->progs.bare_drop) :
+				      bpf_program__fd(rl[kk]->progs.xdp_rl);
+			if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
+				die("kern: set the tail call target: %s", strerror(errno));
+			set_sources(e, &sc, 1, 1);
+			if (kk < 0)
+				base[r] = run_on(bpf_program__fd(e->wrap->progs.wrap), &e->f4,
+						 REPEAT, 1).kern;
+			else
+				d[kk][r] = run_on(bpf_program__fd(e->wrap->progs.wrap), &e->f4,
+						  REPEAT, 1).kern;
+		}
+		for (k = 0; k < N_SHAPES; k++)
+			d[k][r] -= base[r];
+	}
+	printf("\nlayers and rules: %s, every layer admitting (each packet charges them all); "
+	       "rules: %d /24s elsewhere and one /15 --layer rule every source matches\n",
+	       sc.name, N_RULES);
+	printf("%-30s %-20s %s\n", "xdp-rl shape", "bare XDP_DROP ns/pkt", "xdp-rl (d)");
+	for (k = 0; k < N_SHAPES; k++) {
+		printf("%-30s %-20s %s\n", shape[k].name,
+		       fmt_spread(b1, sizeof(b1), spread_of(base, e->runs), 0, 0),
+		       fmt_spread(b2, sizeof(b2), spread_of(d[k], e->runs), 1, 0));
+		if (e->json) {
+			json_begin(e, "kern_shape", shape[k].name);
+			fprintf(e->json, ", ");
+			json_spread(e, "xdp_rl_d_ns", spread_of(d[k], e->runs));
+			fprintf(e->json, "}");
+		}
+		xdp_rl__destroy(rl[k]);
+	}
+}
+
 int cmd_kern(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -679,6 +792,7 @@ int cmd_kern(int argc, char **argv)
 	       "plain insert    (d)", "plain 2nd pass  (d)", "plain/xdp-rl insert (d)");
 	for (i = 0; i < n_insert; i++)
 		insert(&e, &insert_sc[i]);
+	layers_rules(&e);
 
 	if (e.json) {
 		fprintf(e.json, "\n]\n");
