@@ -45,6 +45,18 @@ static const char *const on_full_names[] = {
 	[XDP_RL_FULL_AGGREGATE] = "aggregate",
 };
 
+/* One of a pair of opposite options (@on sets @flag): both is a usage error. */
+static int either(struct settings *s, int *given, __u32 flag, int on, const char *cmd,
+		  const char *pair)
+{
+	if (*given && !!(s->live.flags & flag) != on)
+		return usage_err(cmd, "%s: %s exclude each other", cmd, pair);
+	if (on)
+		s->live.flags |= flag;
+	*given = 1;
+	return 0;
+}
+
 /*
  * Parse one option shared by load and set into @s. Returns 0 when handled,
  * 1 when @opt is not one of them, EXIT_USAGE after printing a usage error.
@@ -78,20 +90,12 @@ static int parse_common(int opt, const char *arg, const char *cmd, struct settin
 		return 0;
 	case OPT_PER_KEY:
 	case OPT_ALIGNED:
-		if (s->has_align && !!(s->live.flags & XDP_RL_F_ALIGNED) != (opt == OPT_ALIGNED))
-			return usage_err(cmd, "%s: --per-key and --aligned exclude each other", cmd);
-		if (opt == OPT_ALIGNED)
-			s->live.flags |= XDP_RL_F_ALIGNED;
-		s->has_align = 1;
-		return 0;
+		return either(s, &s->has_align, XDP_RL_F_ALIGNED, opt == OPT_ALIGNED, cmd,
+			      "--per-key and --aligned");
 	case OPT_DRY_RUN:
 	case OPT_ENFORCE:
-		if (s->has_dry && !!(s->live.flags & XDP_RL_F_DRY_RUN) != (opt == OPT_DRY_RUN))
-			return usage_err(cmd, "%s: --dry-run and --enforce exclude each other", cmd);
-		if (opt == OPT_DRY_RUN)
-			s->live.flags |= XDP_RL_F_DRY_RUN;
-		s->has_dry = 1;
-		return 0;
+		return either(s, &s->has_dry, XDP_RL_F_DRY_RUN, opt == OPT_DRY_RUN, cmd,
+			      "--dry-run and --enforce");
 	case OPT_NEW_SOURCES:
 		s->has_new = 1;
 		if (!strcmp(arg, "off")) {

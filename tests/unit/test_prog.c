@@ -175,25 +175,6 @@ static int env_load(struct env *e, const struct load_opts *o)
 }
 
 /* Publish live settings the way xdp-rl does: the spare slot, then the flip. */
-static void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
-{
-	struct xdp_rl_config c;
-	__u32 zero = 0, spare;
-	int fd = bpf_map__fd(e->skel->maps.config);
-
-	bpf_map_lookup_elem(fd, &zero, &c);
-	spare = !(c.active & 1);
-	memset(&c.slot[spare], 0, sizeof(c.slot[spare]));
-	c.slot[spare].layer[0].limit = limit;
-	c.slot[spare].layer[0].window_ns = window_ns;
-	c.slot[spare].nlayers = 1;
-	c.slot[spare].flags = flags;
-	bpf_map_update_elem(fd, &zero, &c, 0);
-	c.active = spare;
-	bpf_map_update_elem(fd, &zero, &c, 0);
-}
-
-/* Publish a whole live record. */
 static void env_live(struct env *e, const struct xdp_rl_live *live)
 {
 	struct xdp_rl_config c;
@@ -206,6 +187,16 @@ static void env_live(struct env *e, const struct xdp_rl_live *live)
 	bpf_map_update_elem(fd, &zero, &c, 0);
 	c.active = spare;
 	bpf_map_update_elem(fd, &zero, &c, 0);
+}
+
+/* One layer, as --limit and --window give. */
+static void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
+{
+	struct xdp_rl_live live = { .nlayers = 1, .flags = flags };
+
+	live.layer[0].limit = limit;
+	live.layer[0].window_ns = window_ns;
+	env_live(e, &live);
 }
 
 static int run(struct env *e, const struct pkt *p, __u32 repeat)
