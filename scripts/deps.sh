@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
 	make clang llvm gcc libc6-dev pkg-config
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
-	bpftool iproute2 libcap2-bin util-linux
+	bpftool iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool
 )

@@ -126,7 +126,12 @@ static int bpffs_search(char *out, size_t len)
 		snprintf(out, len, "/proc/%d/root/sys/fs/bpf", pids[i]);
 		if (is_bpffs(out))
 			return 0;
-		if ((errno == EACCES || errno == EPERM) && !denied[0])
+		/*
+		 * An ancestor we may not look into may hold the bpffs we need. PID 1
+		 * is the exception: sandboxes hide it even from root, and when it
+		 * is the only one, mounting bpffs is the answer, not an error.
+		 */
+		if ((errno == EACCES || errno == EPERM) && !denied[0] && pids[i] != 1)
 			snprintf(denied, sizeof(denied), "%s", out);
 	}
 	errno = denied[0] ? EACCES : ENOENT;
