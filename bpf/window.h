@@ -77,48 +77,6 @@ static __always_inline __u64 window_end(const struct window_clock *clk, __u64 wi
 }
 
 /*
- * window_hit - charge @inc to @s and return the window's count including
- * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
- * one opens with this charge and *opened is set. *gen is the generation of
- * the window charged, for window_undo().
- */
-static __always_inline __u64 window_hit(struct xdp_rl_state *s,
-					const struct window_clock *clk,
-					__u64 window_ns, __u64 inc,
-					int *opened, __u64 *gen)
-{
-	__u64 e, c = 0, g, next, r;
-	int i;
-
-	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
-		e = READ_ONCE(s->expires_gen);
-		c = READ_ONCE(s->count_gen);
-		g = gen_of_count(c);
-		if (g != (e & XDP_RL_GEN_MASK) ||
-		    !xdp_rl_window_over(e, clk->now, window_ns))
-			break;	/* current window, or a turnover in progress */
-
-		g = (g + 1) & XDP_RL_GEN_MASK;
-		next = (g << XDP_RL_COUNT_BITS) | inc;
-		if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
-			WRITE_ONCE(s->expires_gen, window_end(clk, window_ns) | g);
-			*opened = 1;
-			*gen = g;
-			return inc;
-		}
-	}
-
-	/* Never let an add carry into the generation bits. */
-	if (xdp_rl_count(c) >= XDP_RL_COUNT_SAT) {
-		*gen = WINDOW_NOT_CHARGED;
-		return XDP_RL_COUNT_SAT;
-	}
-	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
-	*gen = gen_of_count(r);
-	return xdp_rl_count(r);
-}
-
-/*
  * window_undo - take back a charge of @inc made by window_hit() in window
  * generation @gen. If that window has ended since, there is nothing to take
  * back: the decrement must not land in the next window, where it would
@@ -139,6 +97,62 @@ static __always_inline void window_undo(struct xdp_rl_state *s, __u64 gen, __u64
 		if (__sync_val_compare_and_swap(&s->count_gen, c, c - inc) == c)
 			return;
 	}
+}
+
+/*
+ * window_hit - charge @inc to @s and return the window's count including
+ * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
+ * one opens with this charge and *opened is set. *gen is the generation of
+ * the window charged, for window_undo().
+ */
+static __always_inline __u64 window_hit(struct xdp_rl_state *s,
+					const struct window_clock *clk,
+					__u64 window_ns, __u64 inc,
+					int *opened, __u64 *gen)
+{
+	__u64 e, c = 0, g, next, r;
+	int i;
+
+	/*
+	 * The steady state, a window still open: one add. Its return value says
+	 * which window it landed in (a turnover may have happened since e was
+	 * read), and the packet is decided on that window's count.
+	 */
+	e = READ_ONCE(s->expires_gen);
+	if (!xdp_rl_window_over(e, clk->now, window_ns))
+		goto add;
+
+	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
+		c = READ_ONCE(s->count_gen);
+		g = gen_of_count(c);
+		if (g != (e & XDP_RL_GEN_MASK) ||
+		    !xdp_rl_window_over(e, clk->now, window_ns))
+			break;	/* current window, or a turnover in progress */
+
+		g = (g + 1) & XDP_RL_GEN_MASK;
+		next = (g << XDP_RL_COUNT_BITS) | inc;
+		if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
+			WRITE_ONCE(s->expires_gen, window_end(clk, window_ns) | g);
+			*opened = 1;
+			*gen = g;
+			return inc;
+		}
+		e = READ_ONCE(s->expires_gen);
+	}
+add:
+	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT) {
+		/*
+		 * Saturated: take the add back, so that the count, which has
+		 * XDP_RL_COUNT_SAT of headroom left, can never carry into the
+		 * generation bits.
+		 */
+		window_undo(s, gen_of_count(r), inc);
+		*gen = WINDOW_NOT_CHARGED;
+		return XDP_RL_COUNT_SAT;
+	}
+	*gen = gen_of_count(r);
+	return xdp_rl_count(r);
 }
 
 #endif /* XDP_RL_WINDOW_H */

@@ -431,6 +431,26 @@ static void test_window(struct env *e)
 	      "window: dry run passes all 5, 2 would-drop, 0 dropped");
 }
 
+/* A count at saturation stays there: an add never carries into the generation. */
+static void test_saturation(struct env *e)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.9" });
+	struct xdp_rl_state st = {
+		.expires_gen = (e->skel->bss->fake_now_ns + 3600 * SEC_NS) & ~XDP_RL_GEN_MASK,
+		.count_gen = XDP_RL_COUNT_SAT - 1,
+	};
+	__be32 k;
+
+	inet_pton(AF_INET, "198.18.2.9", &k);
+	env_set(e, 100, 3600 * SEC_NS, 0);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.src4), &k, &st, 0);
+	check(send_n(e, &a, 3) == 0, "saturation: a source at the saturated count is dropped");
+	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st);
+	check(st.count_gen == XDP_RL_COUNT_SAT - 1,
+	      "saturation: the count stays below the generation bits (%#llx)",
+	      (unsigned long long)st.count_gen);
+}
+
 static void test_aligned(struct env *e)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.3.1" });
@@ -813,6 +833,7 @@ int main(void)
 	}
 	test_verdicts(&e);
 	test_window(&e);
+	test_saturation(&e);
 	test_aligned(&e);
 	test_concurrency(&e);
 	xdp_rl__destroy(e.skel);
