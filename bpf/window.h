@@ -15,7 +15,10 @@
  *     Only one CPU can win it; a CPU that loses re-reads and joins the
  *     window the winner opened. An add that lands just before the swap makes
  *     the swap fail (the word changed), so it is never wiped out unseen; an
- *     add that lands after it is counted in the new window.
+ *     add that lands after it is counted in the new window;
+ *   - taking a charge back (a refused layer, a saturated count) is a
+ *     compare-and-swap that succeeds only while the word still holds the
+ *     generation that was charged, so it never lands in a newer window.
  *
  * So in each window generation the count is exactly the sum of the increments
  * applied to it, and a packet passes iff the total including it is within the
