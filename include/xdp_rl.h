@@ -138,6 +138,13 @@ struct xdp_rl_live {
 	__u32 nrules4;		/* rules in rules4: 0 skips the lookup */
 	__u32 nrules6;
 	__u32 pad;
+	/*
+	 * When the limits (layers, alignment or rules) last changed, on the
+	 * window clock (CLOCK_TAI if aligned, else CLOCK_MONOTONIC). A window
+	 * opened before then may have been counted under other limits, so
+	 * `get` and `top` split only later windows into passed and dropped.
+	 */
+	__u64 limits_since_ns;
 };
 
 /* Fixed at load; the datapath has them as .rodata, this copy is for status. */

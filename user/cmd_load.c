@@ -131,13 +131,25 @@ static __u64 coarse_tick_ns(void)
 	return (__u64)res.tv_sec * 1000000000ULL + res.tv_nsec;
 }
 
+/* Whether windows counted under @a mean the same under @b. */
+static int same_limits(const struct xdp_rl_live *a, const struct xdp_rl_live *b)
+{
+	return a->nlayers == b->nlayers &&
+	       !memcmp(a->layer, b->layer, sizeof(a->layer[0]) * (a->nlayers < XDP_RL_MAX_LAYERS ?
+								  a->nlayers : XDP_RL_MAX_LAYERS)) &&
+	       (a->flags & XDP_RL_F_ALIGNED) == (b->flags & XDP_RL_F_ALIGNED);
+}
+
 /*
  * Settings derived from the others: per-key windows that are all at least
- * 250 ticks long (1s at HZ=250) run on the tick clock
- * (bpf_ktime_get_coarse_ns, a fifth of the cost of the precise one here); a
- * window then lasts its length to within one tick, 0.4% at most.
+ * 250 ticks long (1s at HZ=250), the --new-sources window included, run on
+ * the tick clock (bpf_ktime_get_coarse_ns, a fifth of the cost of the precise
+ * one here); a window then lasts its length to within one tick, 0.4% at most.
+ * @prev is what runs now (NULL for a new limiter); @rules_changed says the
+ * rules did too.
  */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window)
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
+		 const struct xdp_rl_live *prev, int rules_changed)
 {
 	__u64 tick = coarse_tick_ns(), shortest = rules_min_window;
 	__u32 i;
@@ -145,6 +157,12 @@ void live_finish(struct xdp_rl_live *live, __u64 rules_min_window)
 	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++)
 		if (!shortest || live->layer[i].window_ns < shortest)
 			shortest = live->layer[i].window_ns;
+	if (live->new_sources.limit && live->new_sources.window_ns < shortest)
+		shortest = live->new_sources.window_ns;
+	if (!prev || rules_changed || !same_limits(prev, live))
+		live->limits_since_ns = window_clock_ns(live);
+	else
+		live->limits_since_ns = prev->limits_since_ns;
 	live->flags &= ~XDP_RL_F_COARSE_CLOCK;
 	if (!(live->flags & XDP_RL_F_ALIGNED) && tick != ~0ULL && tick &&
 	    shortest / 250 >= tick)
@@ -374,7 +392,8 @@ static int do_load(const char *ifname, struct settings *s)
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
-	live_finish(&s->live, rules_min_window(cur.fd));
+	live_finish(&s->live, rules_min_window(cur.fd), replacing ? limiter_live(&old) : NULL,
+		    !!s->rules_path);
 	wrote = 1;
 	if (limiter_publish(&cur, &s->live)) {
 		err("cannot write the settings: %m");
@@ -646,7 +665,7 @@ int cmd_set(int argc, char **argv)
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
-	live_finish(&next, rules_min_window(l.fd));
+	live_finish(&next, rules_min_window(l.fd), limiter_live(&l), 0);
 
 	if (limiter_publish(&l, &next)) {
 		err("cannot change settings on '%s': %m", ifname);

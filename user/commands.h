@@ -46,7 +46,8 @@ __u64 window_clock_ns(const struct xdp_rl_live *live);
 __s64 tai_to_unix_ns(void);
 
 /* Derived settings (the clock, the TAI offset), before publishing @live. */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window);
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
+		 const struct xdp_rl_live *prev, int rules_changed);
 
 /* Human-readable summary: "1000 packets per 1s window, per key". */
 void describe_limit(const struct xdp_rl_live *live, int bytes, char *buf, size_t len);

@@ -369,7 +369,7 @@ static int rules_publish(struct limiter *l)
 	struct xdp_rl_live live = *limiter_live(l);
 
 	rules_count(l->fd, &live.nrules4, &live.nrules6);
-	live_finish(&live, rules_min_window(l->fd));
+	live_finish(&live, rules_min_window(l->fd), limiter_live(l), 1);
 	return limiter_publish(l, &live);
 }
 
