@@ -24,11 +24,19 @@
  * applied to it, and a packet passes iff the total including it is within the
  * limit: min(offered, limit) packets pass, whatever CPUs they arrive on.
  *
- * The winner of a turnover writes expires_gen right after its swap. Between
- * the two, readers see a newer generation in count_gen than in expires_gen:
- * a turnover is in progress, the window is current, so they add to it rather
- * than turn it over a second time. Readers load expires_gen before count_gen
- * and the writer stores count_gen (a full barrier) before expires_gen.
+ * The winner of a turnover then sets expires_gen to the new window's end and
+ * generation. Between the two, readers see expires_gen describe an older
+ * generation than count_gen holds: the new window has no end yet. They give
+ * it one themselves, with a compare-and-swap from the expires_gen they read
+ * (whoever is first, the winner or a reader, sets it; the end is "now plus
+ * a window" either way), and then add to that window: they never turn it
+ * over a second time. The winner's own write is that same compare-and-swap,
+ * so it cannot land on an entry the LRU map has meanwhile evicted and handed
+ * to another source; and should such a stray end ever land, the next reader
+ * after it sees the mismatch and repairs it the same way, rather than
+ * treating the window as "being opened" for ever. Readers load expires_gen
+ * before count_gen; the writer's swap of count_gen (a full barrier) comes
+ * before its write of expires_gen.
  */
 #ifndef XDP_RL_WINDOW_H
 #define XDP_RL_WINDOW_H
@@ -128,19 +136,24 @@ static __always_inline __u64 window_hit(struct xdp_rl_state *s,
 	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
 		g = gen_of_count(c);
-		if (g != (e & XDP_RL_GEN_MASK) ||
-		    !xdp_rl_window_over(e, clk->now, window_ns))
-			break;	/* current window, or a turnover in progress */
-
-		g = (g + 1) & XDP_RL_GEN_MASK;
-		next = (g << XDP_RL_COUNT_BITS) | inc;
-		if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
-			WRITE_ONCE(s->expires_gen, window_end(clk, window_ns) | g);
-			*opened = 1;
-			*gen = g;
-			return inc;
+		if (g != (e & XDP_RL_GEN_MASK)) {
+			/* Window g has no end yet: give it one, then join it. */
+			__sync_val_compare_and_swap(&s->expires_gen, e,
+						    window_end(clk, window_ns) | g);
+		} else {
+			g = (g + 1) & XDP_RL_GEN_MASK;
+			next = (g << XDP_RL_COUNT_BITS) | inc;
+			if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
+				__sync_val_compare_and_swap(&s->expires_gen, e,
+							    window_end(clk, window_ns) | g);
+				*opened = 1;
+				*gen = g;
+				return inc;
+			}
 		}
 		e = READ_ONCE(s->expires_gen);
+		if (!xdp_rl_window_over(e, clk->now, window_ns))
+			break;	/* a current window: join it */
 	}
 add:
 	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;

@@ -451,6 +451,36 @@ static void test_saturation(struct env *e)
 	      (unsigned long long)st.count_gen);
 }
 
+/*
+ * A window end written for another source: the LRU map may hand an evicted
+ * entry to a new source while a CPU is between its turnover swap and its
+ * write of the end, so that expires_gen names a generation count_gen never
+ * reached. The window must still end and turn over, not stay "being opened"
+ * with the source dropped for good.
+ */
+static void test_stray_end(struct env *e)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.10" });
+	__u64 now = e->skel->bss->fake_now_ns;
+	struct xdp_rl_state st = {
+		.expires_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
+		.count_gen = 20,	/* generation 0, count 20: over the limit */
+	};
+	__be32 k;
+
+	inet_pton(AF_INET, "198.18.2.10", &k);
+	env_set(e, 5, 10 * SEC_NS, 0);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.src4), &k, &st, 0);
+	check(send_n(e, &a, 1) == 0, "stray end: the count it has (20 of 5) still holds");
+	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st);
+	check((st.expires_gen & XDP_RL_GEN_MASK) == 0 &&
+	      xdp_rl_expires_ns(st.expires_gen) >= now + 10 * SEC_NS,
+	      "stray end: repaired to generation 0, ending one window from now");
+	e->skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_EXP_GRAIN;
+	check(send_n(e, &a, 7) == 5 && count4(e, "198.18.2.10") == 7,
+	      "stray end: the window then turns over: 5 of 7 pass");
+}
+
 static void test_aligned(struct env *e)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.3.1" });
@@ -834,6 +864,7 @@ int main(void)
 	test_verdicts(&e);
 	test_window(&e);
 	test_saturation(&e);
+	test_stray_end(&e);
 	test_aligned(&e);
 	test_concurrency(&e);
 	xdp_rl__destroy(e.skel);
