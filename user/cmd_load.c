@@ -228,15 +228,30 @@ static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *
 	       o->max_layers == f->max_layers;
 }
 
-/* The maps of an old limiter that a replacement keeps. */
+static int is_table(int id)
+{
+	return id == PIN_SRC4 || id == PIN_SRC6 || id == PIN_AGG4 || id == PIN_AGG6;
+}
+
+static int is_rules(int id)
+{
+	return id == PIN_RULES4 || id == PIN_RULES6 || id == PIN_RULE_HITS || id == PIN_SHARED;
+}
+
+/*
+ * The maps of an old limiter that a replacement keeps: all but the source
+ * tables when their layout changes, and but the rules when --rules brings
+ * new ones. New rules go into maps of their own, which the old program never
+ * reads, so the old rules hold until the program swap puts the new ones in
+ * force: no gap, and nothing to undo if the load fails before it.
+ */
 static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
-		      const struct xdp_rl_fixed *f)
+		      const struct xdp_rl_fixed *f, int new_rules)
 {
 	int id, err = 0, tables = same_tables(&old->cfg.fixed, f);
 
 	for (id = PIN_CONFIG; id < PIN_MAX; id++) {
-		if (!tables && (id == PIN_SRC4 || id == PIN_SRC6 || id == PIN_AGG4 ||
-				id == PIN_AGG6))
+		if ((!tables && is_table(id)) || (new_rules && is_rules(id)))
 			continue;
 		err |= bpf_map__reuse_fd(skel_map(skel, id), old->fd[id]);
 	}
@@ -296,19 +311,42 @@ static int prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	return 0;
 }
 
-/* Rules from --rules, into the (new or emptied) tries of @fd. */
+/* Rules from --rules, into the new tries of @fd. */
 static int apply_rules(const int *fd, struct settings *s, const char *ifname)
 {
+	static rule_ids used;
 	char desc[256];
 	size_t i;
 
+	rule_ids_used(fd, used);
 	for (i = 0; i < s->nrules; i++) {
-		if (rule_insert(fd, &s->rules[i])) {
+		if (rule_insert(fd, &s->rules[i], used)) {
 			rule_describe(&s->rules[i], desc, sizeof(desc));
 			err("cannot load on '%s': cannot add rule %s: %m", ifname, desc);
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * A replacement that keeps the old rules must keep room for their layers:
+ * a per-source rule with more layers than a source has room for would be
+ * cut to its first layers without a word.
+ */
+static int keep_rules_room(const struct limiter *old, struct settings *s, const char *ifname)
+{
+	unsigned int kept = rules_max_layers_fd(old->fd);
+
+	if (kept <= s->fixed.max_layers)
+		return 0;
+	if (s->max_layers) {
+		err("cannot replace the limiter on '%s': a rule it keeps limits each source "
+		    "with %u layers, more than --max-layers %u (give --max-layers %u, or "
+		    "new rules with --rules FILE)", ifname, kept, s->max_layers, kept);
+		return -1;
+	}
+	s->fixed.max_layers = kept;
 	return 0;
 }
 
@@ -348,6 +386,8 @@ static int do_load(const char *ifname, struct settings *s)
 			goto out;
 		}
 		replacing = 1;
+		if (!s->rules_path && keep_rules_room(&old, s, ifname))
+			goto out;
 	}
 
 	skel = xdp_rl__open();
@@ -355,7 +395,8 @@ static int do_load(const char *ifname, struct settings *s)
 		err("cannot open the embedded XDP program: %m");
 		goto out;
 	}
-	if (prepare(skel, &s->fixed) || (replacing && reuse_maps(skel, &old, &s->fixed))) {
+	if (prepare(skel, &s->fixed) ||
+	    (replacing && reuse_maps(skel, &old, &s->fixed, !!s->rules_path))) {
 		err("cannot prepare the maps: %m");
 		goto out;
 	}
@@ -385,9 +426,6 @@ static int do_load(const char *ifname, struct settings *s)
 		s->live.nrules4 = limiter_live(&old)->nrules4;
 		s->live.nrules6 = limiter_live(&old)->nrules6;
 	} else {
-		wrote = 1;
-		if (replacing)
-			rules_clear(cur.fd);
 		if (apply_rules(cur.fd, s, ifname))
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
@@ -437,13 +475,23 @@ static int do_load(const char *ifname, struct settings *s)
 	printf("xdp-rl: %s %s (%s mode): %s", replacing ? "replaced on" : "loaded on",
 	       ifname, mode_name(s->fixed.xdp_mode), desc);
 	if (s->live.nrules4 + s->live.nrules6)
-		printf(", %u rules", s->live.nrules4 + s->live.nrules6);
+		printf(", %u rule%s", s->live.nrules4 + s->live.nrules6,
+		       s->live.nrules4 + s->live.nrules6 == 1 ? "" : "s");
+	if (replacing && !same_tables(&old.cfg.fixed, &s->fixed))
+		printf("; every window restarted (the source tables changed: --bytes, a "
+		       "prefix, --max-sources or the layers per source)");
 	putchar('\n');
 	ret = EXIT_DONE;
 out:
 	if (ret != EXIT_DONE && replacing && wrote) {
-		/* The old program reads the reused maps: give its settings back. */
-		bpf_map_update_elem(old.fd[PIN_CONFIG], &zero, &old.cfg, BPF_EXIST);
+		/*
+		 * The old program reads the reused config: give its settings
+		 * back, through the spare slot as any change goes.
+		 */
+		cur.cfg.fixed = old.cfg.fixed;
+		if (limiter_publish(&cur, limiter_live(&old)))
+			err("cannot restore the settings of '%s': %m (run 'xdp-rl unload %s')",
+			    ifname, ifname);
 	}
 	if (ret != EXIT_DONE && made_dir) {
 		if (link_fd >= 0)
@@ -499,6 +547,7 @@ int cmd_load(int argc, char **argv)
 		.fixed = { .max_sources = DEFAULT_MAX_SOURCES, .v4_prefix = 32,
 			   .v6_prefix = 64, .xdp_mode = XDP_FLAGS_DRV_MODE },
 	};
+	const struct rule_spec *widest;
 	const char *ifname, *why;
 	unsigned int need;
 	int opt, r;
@@ -566,15 +615,27 @@ int cmd_load(int argc, char **argv)
 	if (s.rules_path && (r = rules_file(s.rules_path, &s.rules, &s.nrules, "load")))
 		return r;
 
-	/* Room per source: the layers given, a per-source rule's, or --max-layers. */
+	/*
+	 * Room per source: --max-layers, or the most layers asked for, by the
+	 * limit or by a per-source rule (or, on --force without --rules, by a
+	 * rule kept: do_load checks those).
+	 */
 	need = s.live.nlayers;
-	if (rules_max_layers(s.rules, s.nrules) > need)
-		need = rules_max_layers(s.rules, s.nrules);
 	if (s.max_layers && s.max_layers < need) {
 		free(s.rules);
 		return usage_err("load", "load: --max-layers %u is less than the %u layers "
 				 "asked for", s.max_layers, need);
 	}
+	widest = rules_widest(s.rules, s.nrules);
+	if (widest && s.max_layers && s.max_layers < widest->rule.nlayers) {
+		r = usage_err("load", "load: %s:%u: the rule has %u layers, more than "
+			      "--max-layers %u", s.rules_path, widest->line,
+			      widest->rule.nlayers, s.max_layers);
+		free(s.rules);
+		return r;
+	}
+	if (widest && widest->rule.nlayers > need)
+		need = widest->rule.nlayers;
 	s.fixed.max_layers = s.max_layers ? s.max_layers : need;
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load") ||

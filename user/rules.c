@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -96,6 +97,7 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 	char line[1024], why[256], *argv[RULE_WORDS + 1], *p;
 	struct rule_spec *v = NULL, *nv;
 	size_t cap = 0, lineno = 0, i;
+	struct stat sb;
 	int argc;
 	FILE *f;
 
@@ -104,6 +106,11 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 	f = fopen(path, "re");
 	if (!f)
 		return usage_err(cmd, "%s: cannot read --rules '%s': %m", cmd, path);
+	if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode)) {
+		fclose(f);
+		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file",
+				 cmd, path);
+	}
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
@@ -144,6 +151,7 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 			return usage_err(cmd, "%s: %s:%zu: %s; no rule was applied", cmd, path,
 					 lineno, why);
 		}
+		v[*n].line = lineno;
 		for (i = 0; i < *n; i++) {
 			if (v[i].prefix == v[*n].prefix &&
 			    !memcmp(&v[i].addr, &v[*n].addr, sizeof(v[i].addr))) {
@@ -160,20 +168,32 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 		}
 		(*n)++;
 	}
+	if (ferror(f)) {
+		free(v);
+		fclose(f);
+		return usage_err(cmd, "%s: cannot read --rules '%s': %s; no rule was applied",
+				 cmd, path, strerror(EIO));
+	}
 	fclose(f);
 	*out = v;
 	return 0;
 }
 
-unsigned int rules_max_layers(const struct rule_spec *r, size_t n)
+static unsigned int per_source_layers(const struct rule_spec *r)
 {
-	unsigned int m = 0;
+	return r->rule.action == XDP_RL_RULE_LIMIT && !(r->rule.flags & XDP_RL_RULE_F_SHARED) ?
+	       r->rule.nlayers : 0;
+}
+
+const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n)
+{
+	const struct rule_spec *w = NULL;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!(r[i].rule.flags & XDP_RL_RULE_F_SHARED) && r[i].rule.nlayers > m)
-			m = r[i].rule.nlayers;
-	return m;
+		if (per_source_layers(&r[i]) && (!w || per_source_layers(&r[i]) > per_source_layers(w)))
+			w = &r[i];
+	return w;
 }
 
 /* Call @fn for every rule in both tries; stop early if it returns non-zero. */
@@ -244,15 +264,19 @@ static void rule_key(const struct rule_spec *r, struct xdp_rl_rule_key4 *k4,
 	memcpy(k6->addr, r->addr.bytes, 16);
 }
 
-int rule_insert(const int *fd, struct rule_spec *r)
+void rule_ids_used(const int *fd, rule_ids used)
 {
-	static __u8 used[XDP_RL_MAX_RULES];
+	memset(used, 0, sizeof(rule_ids));
+	rules_foreach(fd, mark_id, used);
+}
+
+int rule_insert(const int *fd, struct rule_spec *r, rule_ids used)
+{
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
 	__u32 id;
+	int err;
 
-	memset(used, 0, sizeof(used));
-	rules_foreach(fd, mark_id, used);
 	for (id = 0; id < XDP_RL_MAX_RULES && used[id]; id++)
 		;
 	if (id == XDP_RL_MAX_RULES) {
@@ -264,8 +288,29 @@ int rule_insert(const int *fd, struct rule_spec *r)
 		return -1;
 	rule_key(r, &k4, &k6);
 	if (r->addr.family == AF_INET)
-		return bpf_map_update_elem(fd[PIN_RULES4], &k4, &r->rule, BPF_NOEXIST);
-	return bpf_map_update_elem(fd[PIN_RULES6], &k6, &r->rule, BPF_NOEXIST);
+		err = bpf_map_update_elem(fd[PIN_RULES4], &k4, &r->rule, BPF_NOEXIST);
+	else
+		err = bpf_map_update_elem(fd[PIN_RULES6], &k6, &r->rule, BPF_NOEXIST);
+	if (!err)
+		used[id] = 1;
+	return err;
+}
+
+static int max_layers(const struct rule_spec *r, void *ctx)
+{
+	unsigned int *m = ctx;
+
+	if (per_source_layers(r) > *m)
+		*m = per_source_layers(r);
+	return 0;
+}
+
+unsigned int rules_max_layers_fd(const int *fd)
+{
+	unsigned int m = 0;
+
+	rules_foreach(fd, max_layers, &m);
+	return m;
 }
 
 static int min_window(const struct rule_spec *r, void *ctx)
@@ -302,31 +347,6 @@ void rules_count(const int *fd, __u32 *n4, __u32 *n6)
 	rules_foreach(fd, count_family, n);
 	*n4 = n[0];
 	*n6 = n[1];
-}
-
-static int delete_one(const struct rule_spec *r, void *ctx)
-{
-	const int *fd = ctx;
-	struct xdp_rl_rule_key4 k4;
-	struct xdp_rl_rule_key6 k6;
-
-	rule_key(r, &k4, &k6);
-	if (r->addr.family == AF_INET)
-		bpf_map_delete_elem(fd[PIN_RULES4], &k4);
-	else
-		bpf_map_delete_elem(fd[PIN_RULES6], &k6);
-	return 0;
-}
-
-void rules_clear(const int *fd)
-{
-	__u32 n4 = 1, n6 = 1, rounds = 0;
-
-	/* Deleting while walking skips keys; walk again until none is left. */
-	while ((n4 || n6) && rounds++ < 64) {
-		rules_foreach(fd, delete_one, (void *)fd);
-		rules_count(fd, &n4, &n6);
-	}
 }
 
 static void layers_text(const struct xdp_rl_layer *l, __u32 n, char *buf, size_t len)
@@ -375,6 +395,7 @@ static int rules_publish(struct limiter *l)
 
 static int rule_add(int argc, char **argv)
 {
+	static rule_ids used;
 	struct rule_spec r;
 	struct limiter l;
 	char why[256], desc[256];
@@ -398,10 +419,14 @@ static int rule_add(int argc, char **argv)
 		    r.rule.nlayers);
 		goto out;
 	}
-	if (rule_insert(l.fd, &r)) {
+	rule_ids_used(l.fd, used);
+	if (rule_insert(l.fd, &r, used)) {
 		if (errno == EEXIST)
 			err("cannot add rule %s on '%s': that prefix has a rule "
 			    "(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
+		else if (errno == ENOSPC)
+			err("cannot add rule %s on '%s': it has %d rules, the most it can "
+			    "hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
 		else
 			err("cannot add rule %s on '%s': %m", desc, ifname);
 		goto out;

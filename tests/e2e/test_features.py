@@ -3,7 +3,9 @@
 flood, on real frames. Ground truth is the receiver's nftables ingress
 counters (after XDP)."""
 import os
+import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -180,6 +182,72 @@ def test_rules_file(bed):
     assert [r["prefix"] for r in rules] == ["198.19.13.0/24", "198.19.14.0/24", "2001:2:0:15::/64"]
     bed.send(src, 5)
     assert bed.counts()[src] == 2
+
+
+def write_rules(d, name, text):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def test_force_with_rules_keeps_the_old_rules_until_the_swap(bed):
+    """`load --force --rules` while a denied source sends: the old rules hold
+    until the new program (with the new rules) replaces the old one, so not
+    one of its frames gets through."""
+    src = "198.19.20.1"
+    many = "".join(f"198.19.{21 + i // 250}.{i % 250 + 1}/32 --deny\n" for i in range(3000))
+    with tempfile.TemporaryDirectory() as d:
+        f1 = write_rules(d, "a.rules", f"{src}/32 --deny\n" + many)
+        f2 = write_rules(d, "b.rules", many + f"{src}/32 --deny\n198.19.40.0/24 --allow\n")
+        bed.load("--limit", 1000000, "--rules", f1)
+        bed.nft_counters({src: saddr(src)})
+        argv = bed.send_argv(src, 3000000)
+        argv[argv.index("--deadline") + 1] = "8"     # bounded in time as in count
+        sender = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            t = time.monotonic()
+            while bed.stats()["denied"] == 0 and time.monotonic() - t < 5:
+                time.sleep(0.05)
+            assert bed.stats()["denied"] > 0, "the sender never got going"
+            out = bed.load("--force", "--limit", 1000000, "--rules", f2)
+            assert "3002 rules" in out
+            after = bed.stats()["denied"]
+            time.sleep(0.3)
+            # The frames overlapped the swap: some were denied after it.
+            assert sender.poll() is None and bed.stats()["denied"] > after
+        finally:
+            sender.kill()
+            sender.wait(timeout=10)
+    assert bed.counts()[src] == 0
+    rules = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
+    assert len(rules) == 3002 and any(r["prefix"] == "198.19.40.0/24" for r in rules)
+    # Ids are handed out afresh: one more rule goes in.
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.41.0/24", "--deny")
+
+
+def test_force_keeps_room_for_the_rules_it_keeps(bed):
+    bed.load("--limit", 5, "--max-layers", 2)
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.42.0/24", "--layer", "1/1s", "--layer", "2/2s")
+    prog = bed.xdp_prog_id()
+    r = bed.xdp("load", bed.rx_if, "--force", "--limit", 5, "--max-layers", 1)
+    assert r.returncode == 1 and "--max-layers 2" in r.stderr, r.stderr
+    assert bed.xdp_prog_id() == prog and bed.status()["max_layers"] == 2
+    out = bed.load("--force", "--limit", 6)
+    assert bed.status()["max_layers"] == 2, out
+
+
+def test_rules_file_errors_change_nothing(bed):
+    with tempfile.TemporaryDirectory() as d:
+        f = write_rules(d, "wide.rules", "198.19.43.0/24 --deny\n"
+                        "198.19.44.0/24 --layer 1/1s --layer 5/1m\n")
+        r = bed.xdp("load", bed.rx_if, "--max-layers", 1, "--rules", f)
+        assert r.returncode == 2 and f"{f}:2:" in r.stderr, r.stderr
+        bed.load("--limit", 10, "--rules", f)
+        r = bed.xdp("load", bed.rx_if, "--force", "--rules", d)
+        assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+    rules = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
+    assert [r["prefix"] for r in rules] == ["198.19.43.0/24", "198.19.44.0/24"]
 
 
 # ---- the source table under a spoofed flood -------------------------------------
