@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* cmd_load.c - the commands that change a limiter: load, set, unload. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -740,6 +742,43 @@ out:
 	return r;
 }
 
+/*
+ * `unload NAME` after the interface NAME went away: its limiter is detached
+ * already (status shows it DETACHED). Find its state by the name it was
+ * loaded on and let the pin garbage collector remove it. 1 if it did.
+ */
+static int unload_gone(const char *ifname)
+{
+	char ns[PATH_MAX], dir[PATH_MAX * 2];
+	struct xdp_rl_config cfg;
+	struct dirent *d;
+	__u32 zero = 0;
+	int fd, found = 0;
+	DIR *n;
+
+	if (state_dir(ns, sizeof(ns), 0))
+		return 0;
+	n = opendir(ns);
+	if (!n)
+		return 0;
+	while (!found && (d = readdir(n))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", ns, d->d_name);
+		fd = pin_open(dir, XDP_RL_MAP_CONFIG);
+		if (fd < 0)
+			continue;
+		found = !bpf_map_lookup_elem(fd, &zero, &cfg) &&
+			!strncmp(cfg.fixed.ifname, ifname, sizeof(cfg.fixed.ifname));
+		close(fd);
+	}
+	closedir(n);
+	if (!found)
+		return 0;
+	pins_gc();
+	return access(dir, F_OK) != 0;
+}
+
 int cmd_unload(int argc, char **argv)
 {
 	static const struct option opts[] = { { 0 } };
@@ -754,8 +793,13 @@ int cmd_unload(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_err("unload", "unload: unexpected argument '%s'", argv[optind + 1]);
 
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot unload") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot unload from"))
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot unload") || state_lock() < 0)
+		return EXIT_FAIL;
+	if (strlen(ifname) < IF_NAMESIZE && !if_nametoindex(ifname) && unload_gone(ifname)) {
+		printf("xdp-rl: %s is gone; removed the state of its limiter\n", ifname);
+		return EXIT_DONE;
+	}
+	if (limiter_open(ifname, &l, "cannot unload from"))
 		return EXIT_FAIL;
 	if (bpf_link_detach(l.fd[PIN_LINK]) && errno != ENOLINK) {
 		err("cannot detach from '%s': %m", ifname);

@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from rlbed import BIN, run
+from rlbed import BIN, run, run_ok
 
 IF = "{IF}"             # replaced by the receiver's veth
 SRC = "198.19.20.1"     # a source with an open window in the shared limiter
@@ -256,3 +256,19 @@ def test_capable_non_root_status_does_not_hide_the_limiter(limiter, nobody_bin, 
         assert json.loads(r.stdout)["limiters"] != [], r
     assert r.returncode == 1, r
     assert r.stderr.startswith("xdp-rl:") and "Permission denied" in r.stderr, r
+
+
+def test_unload_a_limiter_whose_interface_is_gone(bed):
+    """`unload NAME` after NAME was deleted removes what its limiter left."""
+    extra, peer = f"{bed.tag}-g", f"{bed.tag}-h"
+    run_ok(["ip", "-n", bed.rx, "link", "add", extra, "type", "veth", "peer", "name", peer])
+    run_ok(["ip", "-n", bed.rx, "link", "set", extra, "up"])
+    bed.xdp_ok("load", extra, "--limit", 10)
+    run_ok(["ip", "-n", bed.rx, "link", "del", extra])
+    assert [s["attached"] for s in bed.limiters()] == [False]
+
+    out = bed.xdp_ok("unload", extra)
+    assert "is gone" in out, out
+    assert bed.limiters() == []
+    r = bed.xdp("unload", extra)
+    assert r.returncode == 1 and "No such device" in r.stderr, r
