@@ -274,9 +274,15 @@ def test_spoofed_flood_and_a_real_source(bed, policy):
     got, st = bed.counts(), bed.stats()
 
     if policy is None:
-        # The documented failure mode the cap exists for.
-        assert got["real"] > limit, got
+        # The documented failure mode the cap exists for: the flood churns
+        # the table, and the real source's window goes with it (nearly
+        # always: the LRU map may keep an entry it saw used lately), so its
+        # count restarts and it gets more than its limit.
         assert st["evictions"] > 1000, st
+        if bed.get(REAL)["count"] < 30:
+            assert got["real"] == 30, got      # 10, then a new window of 20
+        else:
+            assert got["real"] == limit, got   # its window survived
         return
     assert got["real"] == limit, (got, st)
     assert bed.get(REAL)["count"] == 30
