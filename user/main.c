@@ -260,6 +260,11 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+:n:vh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
+			if (!*optarg || strchr(optarg, '/')) {
+				err("invalid -n '%s': give a namespace name (see 'ip netns list')",
+				    optarg);
+				return EXIT_USAGE;
+			}
 			netns_name = optarg;
 			break;
 		case 'v':

@@ -183,6 +183,12 @@ def test_no_such_netns(privileged, argv):
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("ns", ["", "a/b"])
+def test_netns_that_is_not_a_name(ns):
+    r = run([BIN, "-n", ns, "status"])
+    assert r.returncode == 2 and "invalid -n" in r.stderr and r.stdout == "", r
+
+
 @pytest.fixture
 def nobody_bin():
     """A copy of xdp-rl that user 65534 can run, wherever the repo is."""
