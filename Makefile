@@ -78,12 +78,14 @@ $(BIN): $(USER_OBJ)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%.o: tests/unit/%.c $(SKEL)
+# The unit tests walk many sources with the bench's wrapper (tests/bench/wrap.bpf.c).
+$(BUILD)/tests/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-field-initializers -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
+		-Wno-missing-field-initializers -c $< -o $@
 
-$(UNIT_BIN): $(BUILD)/tests/test_prog.o
+$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/table.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 

@@ -22,46 +22,73 @@
 #include "xdp_rl.h"
 #include "window.h"
 
+/* What a packet's charge did to a key's layers. */
+struct charge {
+	__u64 gens[XDP_RL_MAX_LAYERS];	/* window generation charged, per layer */
+	int refused;			/* the layer that refused, or -1 */
+	int held_from, held_to;		/* the layers still holding the charge */
+};
+
+/* Take back the charges of layers [@from, @to). */
+static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch,
+					int from, int to, __u64 inc)
+{
+	int i;
+
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if (i >= to)
+			break;
+		if (i >= from)
+			window_undo(&st[i], ch->gens[i], inc);
+	}
+}
+
 /*
  * layers_charge - charge @inc to the first @n layers of @st (which has room
- * for @room) with the limits in @lay. Returns -1 if every layer admits the
- * packet, else the index of the layer that refused it. *opened counts the
- * windows opened.
+ * for @room) with the limits in @lay, and take back the charges of the
+ * layers before one that refuses. Returns whether the packet passes; @ch
+ * says which layers hold its charge, for layers_undo should the key turn
+ * out to have lost its slot meanwhile (table.h). *opened counts the windows
+ * opened.
  */
 static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 					 const struct xdp_rl_layer *lay, __u32 n,
 					 const struct window_clock *clk, __u64 inc,
-					 __u64 *opened)
+					 __u64 *opened, struct charge *ch)
 {
-	__u64 gens[XDP_RL_MAX_LAYERS];
-	int i, refused = -1, op;
+	int i, op;
 	__u64 count;
 
+	ch->refused = -1;
+	ch->held_from = 0;
 	if (room == 1) {
 		/* One window per key (the default): no loop, nothing to take back. */
 		op = 0;
-		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &gens[0]);
+		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0]);
 		*opened += op;
-		return count > lay[0].limit ? 0 : -1;
+		ch->held_to = 1;
+		if (count > lay[0].limit)
+			ch->refused = 0;
+		return ch->refused < 0;
 	}
 
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;
 		op = 0;
-		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &gens[i]);
+		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i]);
 		*opened += op;
 		if (count > lay[i].limit) {
-			refused = i;
+			ch->refused = i;
 			break;
 		}
 	}
-	for (i = 0; i < XDP_RL_MAX_LAYERS - 1; i++) {
-		if (i >= refused)
-			break;
-		window_undo(&st[i], gens[i], inc);
+	ch->held_to = i + (ch->refused >= 0);
+	if (ch->refused > 0) {
+		layers_undo(st, ch, 0, ch->refused, inc);
+		ch->held_from = ch->refused;
 	}
-	return refused;
+	return ch->refused < 0;
 }
 
 #endif /* XDP_RL_LAYERS_H */

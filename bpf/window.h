@@ -31,8 +31,8 @@
  * (whoever is first, the winner or a reader, sets it; the end is "now plus
  * a window" either way), and then add to that window: they never turn it
  * over a second time. The winner's own write is that same compare-and-swap,
- * so it cannot land on an entry the LRU map has meanwhile evicted and handed
- * to another source; and should such a stray end ever land, the next reader
+ * so it cannot land on a slot that has meanwhile passed to another key
+ * (table.h); and should such a stray end ever land, the next reader
  * after it sees the mismatch and repairs it the same way, rather than
  * treating the window as "being opened" for ever. Readers load expires_gen
  * before count_gen; the writer's swap of count_gen (a full barrier) comes
@@ -106,6 +106,27 @@ static __always_inline void window_undo(struct xdp_rl_state *s, __u64 gen, __u64
 		if (gen_of_count(c) != gen || xdp_rl_count(c) < inc)
 			return;
 		if (__sync_val_compare_and_swap(&s->count_gen, c, c - inc) == c)
+			return;
+	}
+}
+
+/*
+ * window_close - end the window in @s now, whatever it holds: the next
+ * charge opens a new one, as after a window that ran out. Used when a slot
+ * passes to another key (table.h); `xdp-rl reset` does the same from user
+ * space. The end it writes (0) carries the generation of the count it read,
+ * so the window reads as over, not as "being opened"; a turnover that
+ * slips in between changes expires_gen and makes the swap fail and retry.
+ */
+static __always_inline void window_close(struct xdp_rl_state *s)
+{
+	__u64 e, c;
+	int i;
+
+	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
+		e = READ_ONCE(s->expires_gen);
+		c = READ_ONCE(s->count_gen);
+		if (__sync_val_compare_and_swap(&s->expires_gen, e, gen_of_count(c)) == e)
 			return;
 	}
 }

@@ -17,16 +17,23 @@
 #include "xdp_rl.h"
 #include "parse.h"
 #include "window.h"
-#include "layers.h"
 
 /* Fixed at load time by xdp-rl; the verifier prunes what they rule out. */
 const volatile __u32 cfg_bytes = 0;
-const volatile __u32 cfg_layers = 1;	/* room per source: value size / 16 */
+const volatile __u32 cfg_layers = 1;	/* windows per slot, --max-layers */
 const volatile __be32 cfg_v4_mask = 0xffffffff;
 const volatile __be32 cfg_v6_mask[4] = { 0xffffffff, 0xffffffff, 0, 0 };
+const volatile __u64 cfg_seed = 0;	/* the tables' hash key */
+/* Buckets in src4, src6, agg4 and agg6 (the maps' max_entries). */
+const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
+
+enum { T_SRC4, T_SRC6, T_AGG4, T_AGG6 };
+
+/* Written by clock_sync, for xdp-rl to measure the tick clock's base. */
+__u64 sync_jiffies = 0, sync_coarse_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -43,37 +50,35 @@ struct {
 } stats SEC(".maps");
 
 /*
- * Sources. max_entries comes from --max-sources and the value size from
- * the number of layers (16 bytes each), both set by xdp-rl before load.
+ * Source tables (table.h): buckets of slots. xdp-rl sets the number of
+ * buckets from --max-sources, and the value size from the layers a slot has
+ * room for, before load.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__type(key, __be32);
-	__type(value, struct xdp_rl_state);
-} src4 SEC(".maps");
+#define SOURCE_TABLE(name)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY);			\
+		__uint(map_flags, BPF_F_MMAPABLE);			\
+		__uint(max_entries, 1);					\
+		__uint(key_size, sizeof(__u32));			\
+		__uint(value_size, XDP_RL_BUCKET_SLOTS * 64);		\
+	} name SEC(".maps")
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__type(key, struct xdp_rl_key6);
-	__type(value, struct xdp_rl_state);
-} src6 SEC(".maps");
-
+SOURCE_TABLE(src4);
+SOURCE_TABLE(src6);
 /* --on-table-full aggregate: new sources refused a slot share a /24 or /48. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__type(key, __be32);
-	__type(value, struct xdp_rl_state);
-} agg4 SEC(".maps");
+SOURCE_TABLE(agg4);
+SOURCE_TABLE(agg6);
 
+/* Inserts into any table take one of these, chosen by the key's hash. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1);
-	__type(key, struct xdp_rl_agg6_key);
-	__type(value, struct xdp_rl_state);
-} agg6 SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_RL_LOCKS);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_lock);
+} locks SEC(".maps");
+
+#include "table.h"
+#include "layers.h"
 
 /* The window that caps inserts (--new-sources N/DUR). */
 struct {
@@ -117,13 +122,14 @@ struct {
 
 enum verdict { V_PASS, V_LIMIT, V_DENY, V_MALFORMED };
 
-/* The source's key; which one is meant is a constant at each call site. */
+/* A packet's source: the address as in the packet, and its key (masked). */
 struct packet {
-	__be32 k4;			/* the source (IPv4) */
-	struct xdp_rl_key6 k6;		/* the source (IPv6) */
+	__be32 a4;
+	const struct in6_addr *a6;
+	struct table_key key;
 };
 
-static __always_inline void clock_read(struct window_clock *clk,
+static __always_inline void clock_read(struct window_clock *clk, __u64 jiffies,
 				       const struct xdp_rl_live *live)
 {
 	clk->aligned = live->flags & XDP_RL_F_ALIGNED;
@@ -133,32 +139,107 @@ static __always_inline void clock_read(struct window_clock *clk,
 	else if (clk->aligned)
 		clk->now = bpf_ktime_get_tai_ns();
 	else if (live->flags & XDP_RL_F_COARSE_CLOCK)
-		clk->now = bpf_ktime_get_coarse_ns();	/* a tick, far below the window */
+		clk->now = jiffies * live->tick_ns + live->jiffies_base_ns;
 	else
 		clk->now = bpf_ktime_get_ns();
 }
 
-/*
- * The state of @key in @map, inserting an empty one (every window over) if
- * it is new; inserts of @counted (source) keys are counted. NULL if the
- * kernel refused the insert.
- */
-static __always_inline struct xdp_rl_state *state_get(void *map, const void *key,
-						      struct xdp_rl_stats *st, int counted)
-{
-	struct xdp_rl_layers empty = {};
-	struct xdp_rl_state *s;
+/* A key's slot in a table, found or newly given. */
+struct source {
+	struct xdp_rl_slot *slot;
+	__u64 tag;
+};
 
-	s = bpf_map_lookup_elem(map, key);
-	if (s)
-		return s;
-	/* -EEXIST: another CPU inserted it first, and we share its windows. */
-	if (!bpf_map_update_elem(map, key, &empty, BPF_NOEXIST) && counted)
-		st->c[XDP_RL_STAT_INSERTS]++;
-	s = bpf_map_lookup_elem(map, key);
-	if (!s)
+/*
+ * The slot of @key in table @t (a constant at each call site, so that every
+ * map named is one map), inserting it if it is new; inserts into the source
+ * tables (not the aggregates) count for --new-sources.
+ */
+static __always_inline int table_get(const int t, const struct table_key *key,
+				     struct table_pos *pos, struct source *src,
+				     struct xdp_rl_stats *st)
+{
+	const int v6 = t == T_SRC6 || t == T_AGG6;
+	void *map = t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
+		    t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
+
+	table_pos(pos, key, v6, cfg_buckets[t], cfg_seed);
+	src->tag = pos->tag;
+	src->slot = table_find(map, v6, key, pos);
+	return src->slot != NULL;
+}
+
+/*
+ * Give @key a slot in table @t (table.h), unless it has one. Returns where:
+ * the bucket times XDP_RL_BUCKET_SLOTS plus the slot, with pair_insert's
+ * INSERT_* flags, or -1. Global, so that the verifier checks it once, not
+ * once for every path that reaches an insert; the caller looks the bucket
+ * up again (inserts only).
+ */
+__noinline long table_insert(__u32 t, const struct table_key *key,
+			     const struct table_pos *pos, struct xdp_rl_stats *st)
+{
+	struct xdp_rl_lock *lk;
+	__u32 b1, b2, lock;
+	void *bk1, *bk2;
+	long at;
+
+	if (!key || !pos || !st)
+		return -1;
+	b1 = pos->b1;
+	b2 = pos->b2;
+	lock = pos->lock;
+	lk = bpf_map_lookup_elem(&locks, &lock);
+	if (!lk)
+		return -1;
+#define PAIR_INSERT(map, v6)						\
+	bk1 = bpf_map_lookup_elem(&map, &b1);				\
+	bk2 = bpf_map_lookup_elem(&map, &b2);				\
+	if (!bk1 || !bk2)						\
+		return -1;						\
+	at = pair_insert(bk1, bk2, lk, v6, key, pos, st->c[XDP_RL_STAT_INSERTS])
+	switch (t) {
+	case T_SRC4: PAIR_INSERT(src4, 0); break;
+	case T_SRC6: PAIR_INSERT(src6, 1); break;
+	case T_AGG4: PAIR_INSERT(agg4, 0); break;
+	case T_AGG6: PAIR_INSERT(agg6, 1); break;
+	default: return -1;
+	}
+#undef PAIR_INSERT
+	if (at < 0)
+		return -1;
+	return (long)((at & INSERT_WHERE) < XDP_RL_BUCKET_SLOTS ? b1 : b2) *
+	       XDP_RL_BUCKET_SLOTS + (at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
+}
+
+static __always_inline int table_add(const int t, const struct table_key *key,
+				     const struct table_pos *pos, struct source *src,
+				     struct xdp_rl_stats *st)
+{
+	const int v6 = t == T_SRC6 || t == T_AGG6;
+	void *map = t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
+		    t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
+	long at = table_insert(t, key, pos, st);
+	__u32 b;
+	void *bk;
+
+	src->slot = NULL;
+	if (at >= 0) {
+		b = (at & INSERT_WHERE) / XDP_RL_BUCKET_SLOTS;
+		bk = bpf_map_lookup_elem(map, &b);
+		if (bk)
+			src->slot = bk + (at % XDP_RL_BUCKET_SLOTS) *
+					 xdp_rl_slot_size(v6, cfg_layers);
+		/* Inserts and evictions count for sources, not for the aggregates. */
+		if ((at & INSERT_NEW) && (t == T_SRC4 || t == T_SRC6)) {
+			st->c[XDP_RL_STAT_INSERTS]++;
+			if (at & INSERT_EVICTED)
+				st->c[XDP_RL_STAT_EVICTIONS]++;
+		}
+	}
+	if (!src->slot)
 		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
-	return s;
+	return src->slot != NULL;
 }
 
 /*
@@ -166,14 +247,14 @@ static __always_inline struct xdp_rl_state *state_get(void *map, const void *key
  * themselves a window; past it the source is passed, dropped or charged to
  * its /24 or /48 instead of taking (and evicting) a slot.
  */
-static __always_inline struct xdp_rl_state *
-state_new(const struct packet *p, const int v6, const struct xdp_rl_live *live,
-	  const struct window_clock *clk, struct xdp_rl_stats *st, int *verdict)
+static __always_inline int source_new(const struct packet *p, const int v6,
+				      const struct xdp_rl_live *live,
+				      const struct window_clock *clk, struct table_pos *pos,
+				      struct source *src, struct xdp_rl_stats *st, int *verdict)
 {
-	struct xdp_rl_agg6_key k6;
+	struct table_key k = {};
 	struct xdp_rl_state *cap;
 	__u32 zero = 0;
-	__be32 k4;
 	__u64 gen;
 	int op = 0;
 
@@ -184,29 +265,32 @@ state_new(const struct packet *p, const int v6, const struct xdp_rl_live *live,
 			st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
 			if (live->on_full == XDP_RL_FULL_PASS) {
 				*verdict = V_PASS;
-				return NULL;
+				return 0;
 			}
 			if (live->on_full == XDP_RL_FULL_DROP) {
 				*verdict = V_LIMIT;
-				return NULL;
+				return 0;
 			}
 			st->c[XDP_RL_STAT_AGGREGATED]++;
 			if (!v6) {
-				k4 = p->k4 & bpf_htonl(0xffffff00);
-				return state_get(&agg4, &k4, st, 0);
+				k.k[0] = p->a4 & bpf_htonl(0xffffff00);
+				return table_get(T_AGG4, &k, pos, src, st) ||
+				       table_add(T_AGG4, &k, pos, src, st);
 			}
-			k6.addr[0] = p->k6.addr[0];
-			k6.addr[1] = p->k6.addr[1] & bpf_htonl(0xffff0000);
-			return state_get(&agg6, &k6, st, 0);
+			k.k[0] = p->a6->in6_u.u6_addr32[0];
+			k.k[1] = p->a6->in6_u.u6_addr32[1] & bpf_htonl(0xffff0000);
+			return table_get(T_AGG6, &k, pos, src, st) ||
+			       table_add(T_AGG6, &k, pos, src, st);
 		}
 	}
-	return v6 ? state_get(&src6, &p->k6, st, 1) : state_get(&src4, &p->k4, st, 1);
+	return v6 ? table_add(T_SRC6, &p->key, pos, src, st) :
+		    table_add(T_SRC4, &p->key, pos, src, st);
 }
 
 /* Find the longest matching rule for the (unmasked) source address. */
 static __always_inline struct xdp_rl_rule *rule_find(const int v6,
 						     const struct xdp_rl_live *live,
-						     __be32 a4, const struct in6_addr *a6)
+						     const struct packet *p)
 {
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
@@ -215,14 +299,28 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6,
 		if (!live->nrules4)
 			return NULL;
 		k4.prefixlen = 32;
-		k4.addr = a4;
+		k4.addr = p->a4;
 		return bpf_map_lookup_elem(&rules4, &k4);
 	}
 	if (!live->nrules6)
 		return NULL;
 	k6.prefixlen = 128;
-	__builtin_memcpy(k6.addr, a6, sizeof(k6.addr));
+	__builtin_memcpy(k6.addr, p->a6, sizeof(k6.addr));
 	return bpf_map_lookup_elem(&rules6, &k6);
+}
+
+/* Charge a key that no other key can share (a --shared rule's budget). */
+static __always_inline int limit_shared(struct xdp_rl_state *s, const struct xdp_rl_layer *lay,
+					__u32 n, const struct window_clock *clk, __u64 inc,
+					struct xdp_rl_stats *st)
+{
+	struct charge ch;
+	__u64 opened = 0;
+	int pass;
+
+	pass = layers_charge(s, XDP_RL_MAX_LAYERS, lay, n, clk, inc, &opened, &ch);
+	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+	return pass ? V_PASS : V_LIMIT;
 }
 
 /*
@@ -230,20 +328,22 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6,
  * lookup names one map: a lookup that could be either is not inlined by the
  * verifier and costs a helper call.
  */
-static __always_inline int limit(struct packet *p, const int v6,
-				 const struct xdp_rl_live *live,
-				 __be32 a4, const struct in6_addr *a6, __u64 inc,
+static __always_inline int limit(const struct packet *p, const int v6,
+				 const struct xdp_rl_live *live, __u64 inc,
 				 struct xdp_rl_stats *st, struct xdp_rl_rule_hits **hits)
 {
 	const struct xdp_rl_layer *lay = live->layer;
-	struct xdp_rl_state *s = NULL;
+	__u32 n = live->nlayers;
+	struct xdp_rl_state *s;
 	struct window_clock clk;
 	struct xdp_rl_rule *rule;
-	__u32 n = live->nlayers, room = cfg_layers;
-	int verdict = V_PASS;
-	__u64 opened = 0;
+	struct table_pos pos;
+	struct source src;
+	struct charge ch;
+	__u64 opened = 0, jiffies;
+	int verdict = V_PASS, pass;
 
-	rule = rule_find(v6, live, a4, a6);
+	rule = rule_find(v6, live, p);
 	if (rule) {
 		*hits = bpf_map_lookup_elem(&rule_hits, &rule->id);
 		if (*hits)
@@ -256,26 +356,50 @@ static __always_inline int limit(struct packet *p, const int v6,
 			return V_DENY;
 		lay = rule->layer;
 		n = rule->nlayers;
-		if (rule->flags & XDP_RL_RULE_F_SHARED) {
-			s = bpf_map_lookup_elem(&shared, &rule->id);
-			room = XDP_RL_MAX_LAYERS;
-			if (!s)
-				return V_PASS;
-		}
 	}
 
-	clock_read(&clk, live);
-	if (!s) {
-		s = v6 ? bpf_map_lookup_elem(&src6, &p->k6) : bpf_map_lookup_elem(&src4, &p->k4);
-		if (!s)
-			s = state_new(p, v6, live, &clk, st, &verdict);
-		if (!s)
-			return verdict;
+	/* The test clock stands for the ticks too, as if HZ were 250. */
+	jiffies = cfg_fake_clock ? fake_now_ns / 4000000 : bpf_jiffies64();
+	clock_read(&clk, jiffies, live);
+	if (rule && (rule->flags & XDP_RL_RULE_F_SHARED)) {
+		s = bpf_map_lookup_elem(&shared, &rule->id);
+		return s ? limit_shared(s, lay, n, &clk, inc, st) : V_PASS;
 	}
-	if (layers_charge(s, room, lay, n, &clk, inc, &opened) >= 0)
-		verdict = V_LIMIT;
+
+	pos.now = clk.now;
+	pos.tick = jiffies;
+	if (!(v6 ? table_get(T_SRC6, &p->key, &pos, &src, st) :
+		   table_get(T_SRC4, &p->key, &pos, &src, st)) &&
+	    !source_new(p, v6, live, &clk, &pos, &src, st, &verdict))
+		return verdict;
+	s = slot_states(src.slot, v6);
+	pass = layers_charge(s, cfg_layers, lay, n, &clk, inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	return verdict;
+	if (READ_ONCE(src.slot->tag) != src.tag) {
+		/*
+		 * The slot passed to another key under this packet (table.h):
+		 * its charges come out of that key's windows, and it passes,
+		 * counted, as a packet of a source that could not be tracked.
+		 */
+		layers_undo(s, &ch, ch.held_from, ch.held_to, inc);
+		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
+		return V_PASS;
+	}
+	slot_touch(src.slot, jiffies);
+	return pass ? V_PASS : V_LIMIT;
+}
+
+/*
+ * Run once by xdp-rl at load (BPF_PROG_TEST_RUN): the tick count and the
+ * tick clock, read together, give the base that turns jiffies into
+ * CLOCK_MONOTONIC_COARSE (see struct xdp_rl_live).
+ */
+SEC("xdp")
+int clock_sync(struct xdp_md *ctx)
+{
+	sync_jiffies = bpf_jiffies64();
+	sync_coarse_ns = bpf_ktime_get_coarse_ns();
+	return XDP_PASS;
 }
 
 SEC("xdp")
@@ -293,7 +417,6 @@ int xdp_rl(struct xdp_md *ctx)
 	struct in6_addr *a6 = NULL;
 	__u32 zero = 0;
 	__be16 proto;
-	__be32 a4 = 0;
 	int v;
 
 	cfg = bpf_map_lookup_elem(&config, &zero);
@@ -305,21 +428,22 @@ int xdp_rl(struct xdp_md *ctx)
 	if (parse_eth(&c, &proto) < 0) {
 		v = V_MALFORMED;
 	} else if (proto == bpf_htons(ETH_P_IP)) {
-		if (parse_ipv4(&c, &a4) < 0) {
+		if (parse_ipv4(&c, &p.a4) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.k4 = a4 & cfg_v4_mask;
-			v = limit(&p, 0, live, a4, NULL, cfg_bytes ? len : 1, st, &hits);
+			p.key.k[0] = p.a4 & cfg_v4_mask;
+			v = limit(&p, 0, live, cfg_bytes ? len : 1, st, &hits);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &a6) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.k6.addr[0] = a6->in6_u.u6_addr32[0] & cfg_v6_mask[0];
-			p.k6.addr[1] = a6->in6_u.u6_addr32[1] & cfg_v6_mask[1];
-			p.k6.addr[2] = a6->in6_u.u6_addr32[2] & cfg_v6_mask[2];
-			p.k6.addr[3] = a6->in6_u.u6_addr32[3] & cfg_v6_mask[3];
-			v = limit(&p, 1, live, 0, a6, cfg_bytes ? len : 1, st, &hits);
+			p.a6 = a6;
+			p.key.k[0] = a6->in6_u.u6_addr32[0] & cfg_v6_mask[0];
+			p.key.k[1] = a6->in6_u.u6_addr32[1] & cfg_v6_mask[1];
+			p.key.k[2] = a6->in6_u.u6_addr32[2] & cfg_v6_mask[2];
+			p.key.k[3] = a6->in6_u.u6_addr32[3] & cfg_v6_mask[3];
+			v = limit(&p, 1, live, cfg_bytes ? len : 1, st, &hits);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;

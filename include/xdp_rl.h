@@ -11,6 +11,7 @@
 #define XDP_RL_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 
 /* ---- Names ------------------------------------------------------------- */
 
@@ -29,6 +30,7 @@
 #define XDP_RL_MAP_AGG4		"agg4"
 #define XDP_RL_MAP_AGG6		"agg6"
 #define XDP_RL_MAP_NEWSRC	"newsrc"
+#define XDP_RL_MAP_LOCKS	"locks"
 
 /* ---- Limits ------------------------------------------------------------ */
 
@@ -72,10 +74,112 @@ struct xdp_rl_key6 {
 	__u32 addr[4];		/* network byte order */
 };
 
-/* --on-table-full aggregate keys IPv6 by its /48: the first 64 bits, masked. */
-struct xdp_rl_agg6_key {
-	__u32 addr[2];		/* network byte order */
+/* ---- Source tables --------------------------------------------------------- */
+
+/*
+ * The sources (src4, src6) and the /24 and /48 budgets of --on-table-full
+ * aggregate (agg4, agg6) live in tables of fixed size: BPF array maps of
+ * buckets, mmapable so that xdp-rl reads and resets them in place. A bucket
+ * holds XDP_RL_BUCKET_SLOTS slots; a key lives in one of two buckets chosen
+ * by a keyed hash, so that finding it costs one bucket (two 64-byte lines)
+ * in the common case. bpf/table.h has the protocol.
+ *
+ * A slot is a struct xdp_rl_slot, then, in IPv6 tables, the key (struct
+ * xdp_rl_key6), then the state of each layer (struct xdp_rl_state).
+ */
+#define XDP_RL_BUCKET_SLOTS	4
+#define XDP_RL_SLOTS_PER_SOURCE	2	/* slots per --max-sources: room to spare */
+#define XDP_RL_LOCKS		1024	/* insert locks, striped by key hash */
+
+#define XDP_RL_TAG_LIVE		1ULL	/* the slot holds the key in its tag */
+#define XDP_RL_TAG_BUSY		2ULL	/* being handed to a new key: matches none */
+#define XDP_RL_TAG_FLAGS	3ULL
+
+struct xdp_rl_slot {
+	/*
+	 * 0: empty. IPv4: the key (as in the packet) in the high 32 bits.
+	 * IPv6: the key's hash, with the key itself after this header.
+	 */
+	__u64 tag;
+	/*
+	 * When the key was last seen: the tick (jiffies) << 16, and below it
+	 * the order of its insert among those of its tick (0xffff once a
+	 * packet found it), so that eviction goes by age even within a tick.
+	 */
+	__u64 seen;
 };
+
+/* The lock array's element (insertions into a table take one). */
+struct xdp_rl_lock {
+	struct bpf_spin_lock lock;
+};
+
+#define XDP_RL_INLINE static inline __attribute__((always_inline))
+
+XDP_RL_INLINE __u32 xdp_rl_slot_head(int v6)
+{
+	return sizeof(struct xdp_rl_slot) + (v6 ? sizeof(struct xdp_rl_key6) : 0);
+}
+
+XDP_RL_INLINE __u32 xdp_rl_slot_size(int v6, __u32 layers)
+{
+	return xdp_rl_slot_head(v6) + layers * 16;	/* 16: struct xdp_rl_state */
+}
+
+/* Buckets for a table of @sources: XDP_RL_SLOTS_PER_SOURCE slots each. */
+XDP_RL_INLINE __u32 xdp_rl_buckets(__u64 sources)
+{
+	return (sources * XDP_RL_SLOTS_PER_SOURCE + XDP_RL_BUCKET_SLOTS - 1) /
+	       XDP_RL_BUCKET_SLOTS;
+}
+
+/* A 64-bit mixer (splitmix64's finaliser): every input bit moves every output bit. */
+XDP_RL_INLINE __u64 xdp_rl_mix(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/*
+ * The hash of a key (k[0] for IPv4, k[0..3] for IPv6, as in the packet),
+ * keyed by the table's random seed so that nobody outside can aim a flood at
+ * one bucket.
+ */
+XDP_RL_INLINE __u64 xdp_rl_hash(const __u32 *k, int v6, __u64 seed)
+{
+	__u64 h;
+
+	if (!v6)
+		return xdp_rl_mix(k[0] ^ seed);
+	h = xdp_rl_mix((((__u64)k[0] << 32) | k[1]) ^ seed);
+	return xdp_rl_mix(h ^ (((__u64)k[2] << 32) | k[3]));
+}
+
+/* The tag a slot holding this key carries when it is live. */
+XDP_RL_INLINE __u64 xdp_rl_tag(const __u32 *k, int v6, __u64 h)
+{
+	return v6 ? (h & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_LIVE :
+		    ((__u64)k[0] << 32) | XDP_RL_TAG_LIVE;
+}
+
+/* The key's two buckets (distinct), from the two halves of its hash. */
+XDP_RL_INLINE void xdp_rl_bucket_pair(__u64 h, __u32 nbuckets, __u32 *b1, __u32 *b2)
+{
+	*b1 = ((h & 0xffffffffULL) * nbuckets) >> 32;
+	*b2 = ((h >> 32) * nbuckets) >> 32;
+	if (*b2 == *b1)
+		*b2 = *b1 + 1 < nbuckets ? *b1 + 1 : 0;
+}
+
+/* The insert lock of a key. */
+XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
+{
+	return (h >> 20) & (XDP_RL_LOCKS - 1);
+}
 
 static inline __u64 xdp_rl_expires_ns(__u64 expires_gen)
 {
@@ -137,7 +241,13 @@ struct xdp_rl_live {
 	__u32 on_full;		/* enum xdp_rl_on_full */
 	__u32 nrules4;		/* rules in rules4: 0 skips the lookup */
 	__u32 nrules6;
-	__u32 pad;
+	/*
+	 * XDP_RL_F_COARSE_CLOCK: the time is jiffies * tick_ns + jiffies_base_ns
+	 * (the kernel's tick clock, CLOCK_MONOTONIC_COARSE, read for the price
+	 * of a load; xdp-rl measures the base at load).
+	 */
+	__u32 tick_ns;
+	__s64 jiffies_base_ns;
 	/*
 	 * When the limits (layers, alignment or rules) last changed, on the
 	 * window clock (CLOCK_TAI if aligned, else CLOCK_MONOTONIC). A window
@@ -149,9 +259,9 @@ struct xdp_rl_live {
 
 /* Fixed at load; the datapath has them as .rodata, this copy is for status. */
 struct xdp_rl_fixed {
-	__u64 max_sources;	/* entries in each of src4 and src6 */
+	__u64 max_sources;	/* sources each of src4 and src6 has room for */
 	__u64 loaded_at_unix;	/* seconds */
-	__u64 forgotten;	/* sources removed by `reset`, for the eviction count */
+	__u64 seed;		/* the source tables' hash key (xdp_rl_hash) */
 	__u32 ifindex;
 	__u32 bytes;		/* 1: count bytes, 0: count packets */
 	__u32 v4_prefix;
@@ -221,7 +331,7 @@ enum xdp_rl_stat {
 	XDP_RL_STAT_NOT_IP,		/* not IPv4/IPv6: passed */
 	XDP_RL_STAT_MALFORMED,		/* bad Ethernet/VLAN/IP header: dropped */
 	XDP_RL_STAT_NEW_WINDOWS,	/* windows opened (first packet or turnover) */
-	XDP_RL_STAT_TABLE_ERRORS,	/* the kernel refused an insert: passed */
+	XDP_RL_STAT_TABLE_ERRORS,	/* no slot could be had for a source: passed */
 	XDP_RL_STAT_PASSED_BYTES,
 	XDP_RL_STAT_DROPPED_BYTES,
 	XDP_RL_STAT_INSERTS,		/* sources added to the table */
@@ -229,6 +339,7 @@ enum xdp_rl_stat {
 	XDP_RL_STAT_AGGREGATED,		/* of those, charged to their /24 or /48 */
 	XDP_RL_STAT_ALLOWED,		/* passed by an allow rule */
 	XDP_RL_STAT_DENIED,		/* dropped by a deny rule */
+	XDP_RL_STAT_EVICTIONS,		/* inserts that took the slot of a source with an open window */
 	XDP_RL_STAT_MAX,
 };
 

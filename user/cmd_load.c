@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -145,8 +147,9 @@ static int same_limits(const struct xdp_rl_live *a, const struct xdp_rl_live *b)
 /*
  * Settings derived from the others: per-key windows that are all at least
  * 250 ticks long (1s at HZ=250), the --new-sources window included, run on
- * the tick clock (bpf_ktime_get_coarse_ns, a fifth of the cost of the precise
- * one here); a window then lasts its length to within one tick, 0.4% at most.
+ * the tick clock (jiffies, a load, where the precise clock is a helper call
+ * of 40 ns here); a window then lasts its length to within two ticks (the
+ * tick, and the base measured at load), 0.8% at most.
  * @prev is what runs now (NULL for a new limiter); @rules_changed says the
  * rules did too.
  */
@@ -167,7 +170,7 @@ void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
 		live->limits_since_ns = prev->limits_since_ns;
 	live->flags &= ~XDP_RL_F_COARSE_CLOCK;
 	if (!(live->flags & XDP_RL_F_ALIGNED) && tick != ~0ULL && tick &&
-	    shortest / 250 >= tick)
+	    live->tick_ns == tick && shortest / 250 >= tick)
 		live->flags |= XDP_RL_F_COARSE_CLOCK;
 	live->tai_to_unix_ns = tai_to_unix_ns();
 }
@@ -218,6 +221,7 @@ static struct bpf_map *skel_map(struct xdp_rl *skel, int id)
 	case PIN_AGG4: return skel->maps.agg4;
 	case PIN_AGG6: return skel->maps.agg6;
 	case PIN_NEWSRC: return skel->maps.newsrc;
+	case PIN_LOCKS: return skel->maps.locks;
 	}
 	return NULL;
 }
@@ -293,24 +297,64 @@ static int pin_maps(struct xdp_rl *skel, const char *dir)
 /* Size the maps and set what the datapath takes as constants. */
 static int prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 {
-	__u32 vsize = f->max_layers * sizeof(struct xdp_rl_state);
 	__u64 agg = f->max_sources / 8 > 1024 ? f->max_sources / 8 : 1024;
 	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6,
 				     skel->maps.agg4, skel->maps.agg6 };
+	__u32 buckets[] = { xdp_rl_buckets(f->max_sources), xdp_rl_buckets(f->max_sources),
+			    xdp_rl_buckets(agg), xdp_rl_buckets(agg) };
 	__be32 m6[4], m4;
 	size_t i;
 
 	skel->rodata->cfg_bytes = f->bytes;
 	skel->rodata->cfg_layers = f->max_layers;
+	skel->rodata->cfg_seed = f->seed;
 	v4_mask(f->v4_prefix, &m4);
 	v6_mask(f->v6_prefix, m6);
 	skel->rodata->cfg_v4_mask = m4;
 	memcpy((void *)skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
-		if (bpf_map__set_value_size(tables[i], vsize) ||
-		    bpf_map__set_max_entries(tables[i], i < 2 ? f->max_sources : agg))
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		/* Tables 0, 2 are IPv4, 1, 3 IPv6. */
+		((__u32 *)skel->rodata->cfg_buckets)[i] = buckets[i];
+		if (bpf_map__set_value_size(tables[i], XDP_RL_BUCKET_SLOTS *
+					    xdp_rl_slot_size(i & 1, f->max_layers)) ||
+		    bpf_map__set_max_entries(tables[i], buckets[i]))
 			return -1;
+	}
 	return 0;
+}
+
+/*
+ * The tick clock's base (struct xdp_rl_live): jiffies and
+ * CLOCK_MONOTONIC_COARSE, read together by the program's clock_sync.
+ * 0 if it cannot be had; the datapath then keeps the precise clock.
+ */
+static int clock_calibrate(struct xdp_rl *skel, struct xdp_rl_live *live)
+{
+	__u8 frame[ETH_ZLEN] = {};
+	struct timespec res;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame));
+
+	live->tick_ns = 0;
+	live->jiffies_base_ns = 0;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec || !res.tv_nsec ||
+	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.clock_sync), &o))
+		return -1;
+	live->tick_ns = res.tv_nsec;
+	live->jiffies_base_ns = (__s64)skel->bss->sync_coarse_ns -
+				(__s64)(skel->bss->sync_jiffies * live->tick_ns);
+	return 0;
+}
+
+/* A new hash key for the tables, so that nobody outside can aim at a bucket. */
+static __u64 new_seed(void)
+{
+	__u64 seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), 0) == sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return xdp_rl_mix((__u64)ts.tv_nsec ^ ((__u64)getpid() << 32));
 }
 
 /* Rules from --rules, into the new tries of @fd. */
@@ -392,6 +436,9 @@ static int do_load(const char *ifname, struct settings *s)
 			goto out;
 	}
 
+	/* Tables kept by a replacement keep their hash key. */
+	s->fixed.seed = replacing && same_tables(&old.cfg.fixed, &s->fixed) ?
+			old.cfg.fixed.seed : new_seed();
 	skel = xdp_rl__open();
 	if (!skel) {
 		err("cannot open the embedded XDP program: %m");
@@ -415,13 +462,6 @@ static int do_load(const char *ifname, struct settings *s)
 		err("cannot read the settings: %m");
 		goto out;
 	}
-	if (replacing) {
-		/* The insert counter goes on; sources in replaced tables are gone. */
-		s->fixed.forgotten = old.cfg.fixed.forgotten;
-		if (!same_tables(&old.cfg.fixed, &s->fixed))
-			s->fixed.forgotten += map_count(old.fd[PIN_SRC4]) +
-					      map_count(old.fd[PIN_SRC6]);
-	}
 	cur.cfg.fixed = s->fixed;
 	if (!s->rules_path && replacing) {
 		/* Keep the old limiter's rules: their maps were reused. */
@@ -432,6 +472,7 @@ static int do_load(const char *ifname, struct settings *s)
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
+	clock_calibrate(skel, &s->live);
 	live_finish(&s->live, rules_min_window(cur.fd), replacing ? limiter_live(&old) : NULL,
 		    !!s->rules_path);
 	wrote = 1;

@@ -132,52 +132,36 @@ static void source_from(struct source *src, int family, const void *key,
 
 typedef int (*source_fn)(const struct source *src, void *ctx);
 
-#define BATCH 1024
-
 /*
- * Call @fn for every source in @fd with a window still open, one batch of
- * keys and values at a time (a plain key walk where batches are refused).
+ * Call @fn for every source in the table pinned as @id with a window still
+ * open. Returns 0, 1 if @fn asked to stop, -1 if the table cannot be read
+ * (said on stderr).
  */
-static int foreach_source(const struct limiter *l, int fd, int family,
-			  source_fn fn, void *ctx)
+static int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
 {
-	size_t ksz = family == AF_INET ? 4 : 16;
-	size_t vsz = l->cfg.fixed.max_layers * sizeof(struct xdp_rl_state);
-	static __u8 keys[BATCH * 16];
-	static struct xdp_rl_layers vals[BATCH];
-	__u8 token[16], next[16], *in = NULL;
-	__u64 now = window_clock_ns(limiter_live(l));
+	int family = id == PIN_SRC6 || id == PIN_AGG6 ? AF_INET6 : AF_INET;
+	__u64 now = window_clock_ns(limiter_live(l)), i;
+	struct xdp_rl_layers win;
 	struct xdp_rl_rule rbuf;
+	struct xdp_rl_slot *s;
 	struct source src;
-	__u32 n, i;
-	int r, done = 0;
+	struct table t;
+	__u32 k[4];
+	int r = 0;
 
-	while (!done) {
-		n = BATCH;
-		r = bpf_map_lookup_batch(fd, in, token, keys, vals, &n, NULL);
-		if (r && errno != ENOENT)
-			goto walk;
-		done = r != 0;
-		for (i = 0; i < n; i++) {
-			source_from(&src, family, keys + i * ksz,
-				    (const void *)((__u8 *)vals + i * vsz), l, now, &rbuf);
-			if (source_open(&src) && fn(&src, ctx))
-				return 1;
-		}
-		in = token;
-	}
-	return 0;
-
-walk:	/* Kernels without batch lookups for this map type. */
-	for (in = NULL; !bpf_map_get_next_key(fd, in, next); in = token) {
-		memcpy(token, next, ksz);
-		if (bpf_map_lookup_elem(fd, next, &vals[0]))
+	if (limiter_table(l, id, &t, "cannot read the sources of"))
+		return -1;
+	for (i = 0; i < table_nslots(&t) && !r; i++) {
+		s = table_slot(&t, i);
+		if (!slot_key(&t, s, k))
 			continue;
-		source_from(&src, family, next, vals[0].layer, l, now, &rbuf);
+		memcpy(win.layer, slot_windows(&t, s), t.layers * sizeof(win.layer[0]));
+		source_from(&src, family, k, win.layer, l, now, &rbuf);
 		if (source_open(&src) && fn(&src, ctx))
-			return 1;
+			r = 1;
 	}
-	return 0;
+	table_unmap(&t);
+	return r;
 }
 
 static int count_one(const struct source *src, void *ctx)
@@ -250,8 +234,8 @@ static void status_one(struct limiter *l, struct json *j)
 	char w[32], desc[256];
 
 	link_state(l, &ls);
-	foreach_source(l, l->fd[PIN_SRC4], AF_INET, count_one, &n4);
-	foreach_source(l, l->fd[PIN_SRC6], AF_INET6, count_one, &n6);
+	foreach_source(l, PIN_SRC4, count_one, &n4);
+	foreach_source(l, PIN_SRC6, count_one, &n6);
 	fmt_duration(live->layer[0].window_ns, w, sizeof(w));
 	if (j) {
 		json_obj(j, NULL);
@@ -298,9 +282,10 @@ static void status_one(struct limiter *l, struct json *j)
 	       f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
 	       ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
-	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family, "
+	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
 	       "room for %u layer%s\n", f->v4_prefix, f->v6_prefix,
-	       (unsigned long long)f->max_sources, f->max_layers,
+	       (unsigned long long)f->max_sources,
+	       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
 	       f->max_layers == 1 ? "" : "s");
 	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
 	       l->ifname);
@@ -407,6 +392,7 @@ static const char *const stat_names[XDP_RL_STAT_MAX] = {
 	[XDP_RL_STAT_AGGREGATED] = "aggregated",
 	[XDP_RL_STAT_ALLOWED] = "allowed",
 	[XDP_RL_STAT_DENIED] = "denied",
+	[XDP_RL_STAT_EVICTIONS] = "evictions",
 };
 
 static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
@@ -432,18 +418,6 @@ static int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
 	return 0;
 }
 
-/*
- * The kernel does not count LRU evictions; every source inserted is still in
- * the table, was forgotten by `reset`, or was evicted.
- */
-static __u64 evictions(const struct limiter *l, const struct xdp_rl_stats *s)
-{
-	__u64 kept = map_count(l->fd[PIN_SRC4]) + map_count(l->fd[PIN_SRC6]) +
-		     l->cfg.fixed.forgotten;
-
-	return s->c[XDP_RL_STAT_INSERTS] > kept ? s->c[XDP_RL_STAT_INSERTS] - kept : 0;
-}
-
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -455,7 +429,6 @@ static void on_signal(int sig)
 static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			const struct xdp_rl_stats *prev, double secs, int as_json)
 {
-	__u64 ev = evictions(l, s);
 	struct json j;
 	char label[32];
 	int i;
@@ -466,7 +439,6 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 		json_str(&j, "interface", l->ifname);
 		for (i = 0; i < XDP_RL_STAT_MAX; i++)
 			json_u64(&j, stat_names[i], s->c[i]);
-		json_u64(&j, "evictions", ev);
 		if (prev) {
 			json_obj(&j, "per_second");
 			for (i = 0; i < XDP_RL_STAT_MAX; i++)
@@ -495,7 +467,6 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
 		putchar('\n');
 	}
-	printf("  %-16s %15llu\n", "evictions", (unsigned long long)ev);
 	fflush(stdout);
 }
 
@@ -620,11 +591,13 @@ static void source_print(const struct limiter *l, const struct source *src,
 	putchar('\n');
 }
 
-/* The key @a maps to under the limiter's prefixes, and the map holding it. */
-static int source_key(const struct limiter *l, struct ip_addr *a)
+/* The key @a maps to under the limiter's prefixes, and the table holding it. */
+static int source_key(const struct limiter *l, struct ip_addr *a, __u32 k[4])
 {
 	mask_addr(a, a->family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix);
-	return a->family == AF_INET ? l->fd[PIN_SRC4] : l->fd[PIN_SRC6];
+	memset(k, 0, 16);
+	memcpy(k, a->bytes, a->family == AF_INET ? 4 : 16);
+	return a->family == AF_INET ? PIN_SRC4 : PIN_SRC6;
 }
 
 int cmd_get(int argc, char **argv)
@@ -638,11 +611,14 @@ int cmd_get(int argc, char **argv)
 	const struct xdp_rl_rule *rule;
 	struct xdp_rl_layers st;
 	struct xdp_rl_rule rbuf;
+	struct xdp_rl_slot *slot;
 	struct ip_addr a, key;
 	struct source src;
 	struct limiter l;
-	int opt, as_json = 0, fd, r;
+	struct table t;
+	int opt, as_json = 0, id, r;
 	struct json j;
+	__u32 k[4];
 	__u64 now;
 
 	while ((opt = cmd_getopt(argc, argv, "get", opts)) != -1) {
@@ -665,7 +641,6 @@ int cmd_get(int argc, char **argv)
 	rule = rule_for(&l, &a, &rbuf);
 
 	key = a;
-	fd = source_key(&l, &key);
 	memset(&st, 0, sizeof(st));
 	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
 		/* The rule's one budget: shown under the rule's prefix. */
@@ -677,13 +652,16 @@ int cmd_get(int argc, char **argv)
 		source_fill(&src, r ? NULL : st.layer, rule->layer, rule->nlayers,
 			    XDP_RL_MAX_LAYERS, now);
 	} else {
-		r = bpf_map_lookup_elem(fd, key.bytes, &st);
-		if (r && errno != ENOENT) {
-			err("cannot read source %s on '%s': %m", addr, ifname);
+		id = source_key(&l, &key, k);
+		if (limiter_table(&l, id, &t, "cannot read a source on")) {
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
-		source_from(&src, key.family, key.bytes, r ? NULL : st.layer, &l, now, &rbuf);
+		slot = table_find(&t, k);
+		if (slot)
+			memcpy(st.layer, slot_windows(&t, slot), t.layers * sizeof(st.layer[0]));
+		table_unmap(&t);
+		source_from(&src, key.family, key.bytes, slot ? st.layer : NULL, &l, now, &rbuf);
 	}
 
 	if (rule && rule->action != XDP_RL_RULE_LIMIT) {
@@ -754,7 +732,7 @@ int cmd_top(int argc, char **argv)
 	const char *ifname, *why;
 	__u64 count = 10;
 	struct limiter l;
-	int opt, as_json = 0;
+	int opt, as_json = 0, r;
 	struct json j;
 	size_t i;
 
@@ -777,9 +755,12 @@ int cmd_top(int argc, char **argv)
 	    limiter_open(ifname, &l, "cannot list sources on"))
 		return EXIT_FAIL;
 
-	if (foreach_source(&l, l.fd[PIN_SRC4], AF_INET, collect_one, &c) ||
-	    foreach_source(&l, l.fd[PIN_SRC6], AF_INET6, collect_one, &c)) {
-		err("cannot list sources on '%s': out of memory", ifname);
+	r = foreach_source(&l, PIN_SRC4, collect_one, &c);
+	if (!r)
+		r = foreach_source(&l, PIN_SRC6, collect_one, &c);
+	if (r) {
+		if (r > 0)
+			err("cannot list sources on '%s': out of memory", ifname);
 		free(c.v);
 		limiter_close(&l);
 		return EXIT_FAIL;
@@ -812,16 +793,29 @@ int cmd_top(int argc, char **argv)
 
 /* ---- reset --------------------------------------------------------------- */
 
-static __u64 clear_map(int fd, __u64 bound)
+/* Close the windows of every source in the table pinned as @id; how many had one open. */
+static int forget_all(const struct limiter *l, int id, __u64 *n)
 {
-	__u8 key[16];
-	__u64 n = 0;
+	__u64 now = window_clock_ns(limiter_live(l)), i;
+	struct xdp_rl_slot *s;
+	struct table t;
+	__u32 k[4], w;
 
-	/* Bounded: a map under traffic refills while it is being emptied. */
-	while (bound-- && !bpf_map_get_next_key(fd, NULL, key))
-		if (!bpf_map_delete_elem(fd, key))
-			n++;
-	return n;
+	if (limiter_table(l, id, &t, "cannot reset sources on"))
+		return -1;
+	for (i = 0; i < table_nslots(&t); i++) {
+		s = table_slot(&t, i);
+		if (!slot_key(&t, s, k))
+			continue;
+		for (w = 0; w < t.layers; w++)
+			if (xdp_rl_expires_ns(slot_windows(&t, s)[w].expires_gen) > now)
+				break;
+		if (w < t.layers)
+			++*n;
+		slot_close_windows(&t, s);
+	}
+	table_unmap(&t);
+	return 0;
 }
 
 int cmd_reset(int argc, char **argv)
@@ -832,10 +826,13 @@ int cmd_reset(int argc, char **argv)
 	};
 	const char *ifname, *addr = NULL, *why;
 	char key[INET6_ADDRSTRLEN + 8];
-	int opt, all = 0, fd, gone;
+	struct xdp_rl_slot *slot;
+	int opt, all = 0, id;
 	struct ip_addr a;
 	struct limiter l;
-	__u64 n;
+	struct table t;
+	__u64 n = 0;
+	__u32 k[4];
 
 	while ((opt = cmd_getopt(argc, argv, "reset", opts)) != -1) {
 		if (opt != OPT_ALL)
@@ -857,27 +854,26 @@ int cmd_reset(int argc, char **argv)
 		return EXIT_FAIL;
 
 	if (all) {
-		n = clear_map(l.fd[PIN_SRC4], l.cfg.fixed.max_sources * 2);
-		n += clear_map(l.fd[PIN_SRC6], l.cfg.fixed.max_sources * 2);
-		printf("xdp-rl: %s: forgot %llu sources\n", ifname, (unsigned long long)n);
-	} else {
-		fd = source_key(&l, &a);
-		fmt_prefix(&a, a.family == AF_INET ? l.cfg.fixed.v4_prefix :
-			   l.cfg.fixed.v6_prefix, key, sizeof(key));
-		gone = bpf_map_delete_elem(fd, a.bytes) ? errno : 0;
-		if (gone && gone != ENOENT) {
-			err("cannot reset %s on '%s': %s", key, ifname, strerror(gone));
+		if (forget_all(&l, PIN_SRC4, &n) || forget_all(&l, PIN_SRC6, &n)) {
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
-		n = !gone;
-		printf("xdp-rl: %s: %s %s\n", ifname, gone ? "no window to forget for" :
-		       "forgot", key);
+		printf("xdp-rl: %s: forgot %llu sources\n", ifname, (unsigned long long)n);
+	} else {
+		id = source_key(&l, &a, k);
+		fmt_prefix(&a, a.family == AF_INET ? l.cfg.fixed.v4_prefix :
+			   l.cfg.fixed.v6_prefix, key, sizeof(key));
+		if (limiter_table(&l, id, &t, "cannot reset sources on")) {
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		slot = table_find(&t, k);
+		if (slot)
+			slot_close_windows(&t, slot);
+		table_unmap(&t);
+		printf("xdp-rl: %s: %s %s\n", ifname, slot ? "forgot" : "no window to forget for",
+		       key);
 	}
-	/* For the eviction count in `stats`. */
-	l.cfg.fixed.forgotten += n;
-	if (n && limiter_publish(&l, limiter_live(&l)))
-		err("warning: cannot record the reset in the settings of '%s': %m", ifname);
 	limiter_close(&l);
 	return EXIT_DONE;
 }

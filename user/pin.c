@@ -266,6 +266,7 @@ const char *const pin_names[PIN_MAX] = {
 	[PIN_AGG4] = XDP_RL_MAP_AGG4,
 	[PIN_AGG6] = XDP_RL_MAP_AGG6,
 	[PIN_NEWSRC] = XDP_RL_MAP_NEWSRC,
+	[PIN_LOCKS] = XDP_RL_MAP_LOCKS,
 };
 
 int pin_open(const char *dir, const char *name)
@@ -390,18 +391,17 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 	return 0;
 }
 
-__u64 map_count(int fd)
+int limiter_table(const struct limiter *l, int id, struct table *t, const char *what)
 {
-	__u8 key[64], next[64];
-	void *prev = NULL;
-	__u64 n = 0;
+	int v6 = id == PIN_SRC6 || id == PIN_AGG6;
 
-	while (!bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, sizeof(key));
-		prev = key;
-		n++;
+	if (table_map(t, l->fd[id], v6, l->cfg.fixed.max_layers, l->cfg.fixed.seed)) {
+		err("%s '%s': cannot map its table %s: %m%s", what, l->ifname, pin_names[id],
+		    errno == EPROTO ? " (loaded by another version of xdp-rl? 'xdp-rl "
+				      "load --force' replaces it)" : "");
+		return -1;
 	}
-	return n;
+	return 0;
 }
 
 int pins_remove(const char *dir)

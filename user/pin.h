@@ -14,12 +14,13 @@
 #include <limits.h>
 #include <net/if.h>
 #include "xdp_rl.h"
+#include "table.h"
 
 /* Everything a limiter pins, in its folder, by these names. */
 enum pin_id {
 	PIN_LINK, PIN_CONFIG, PIN_STATS, PIN_SRC4, PIN_SRC6, PIN_RULES4,
 	PIN_RULES6, PIN_RULE_HITS, PIN_SHARED, PIN_AGG4, PIN_AGG6, PIN_NEWSRC,
-	PIN_MAX,
+	PIN_LOCKS, PIN_MAX,
 };
 
 extern const char *const pin_names[PIN_MAX];
@@ -56,8 +57,11 @@ int limiter_publish(struct limiter *l, const struct xdp_rl_live *live);
 /* The live settings in force. */
 const struct xdp_rl_live *limiter_live(const struct limiter *l);
 
-/* Entries in a hash map (a key walk). */
-__u64 map_count(int fd);
+/*
+ * Map the source table pinned as @id (PIN_SRC4, PIN_SRC6, PIN_AGG4 or
+ * PIN_AGG6) of @l. Prints an error naming @what on failure.
+ */
+int limiter_table(const struct limiter *l, int id, struct table *t, const char *what);
 
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);

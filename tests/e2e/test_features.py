@@ -276,7 +276,7 @@ def test_spoofed_flood_and_a_real_source(bed, policy):
     if policy is None:
         # The documented failure mode the cap exists for: the flood churns
         # the table, and the real source's window goes with it (nearly
-        # always: the LRU map may keep an entry it saw used lately), so its
+        # always: eviction may spare a slot seen more lately), so its
         # count restarts and it gets more than its limit.
         assert st["evictions"] > 1000, st
         if bed.get(REAL)["count"] < 30:

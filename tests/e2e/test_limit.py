@@ -406,14 +406,19 @@ def test_exact_with_senders_on_two_cpus(bed):
 
 
 def test_max_sources_bounds_the_table(bed):
-    """--max-sources 16 with 200 sources: the table holds at most 16; a source
-    that was evicted starts a new window when it returns (nothing fails)."""
+    """--max-sources 16 is a table of 32 slots (2 per source). 200 sources, two
+    packets each, round robin: a source's second packet comes 199 inserts after
+    its first. Evicted sources start a new window when they return (nothing
+    fails); only one whose slot outlived those inserts finds its window (and,
+    at a limit of 1, is dropped), and no more than 32 can."""
     bed.load("--limit", 1, "--window", "60s", "--max-sources", 16)
     bed.send([], 2, src_range="198.19.21.1+200")    # round robin: 200 sources apart
     st = bed.stats()
     assert st["table_errors"] == 0, st
-    assert (st["passed"], st["dropped"], st["new_windows"]) == (400, 0, 400), st
+    assert st["passed"] + st["dropped"] == 400 and st["dropped"] <= 32, st
+    assert st["new_windows"] == st["passed"] == st["inserts"], st
+    assert st["inserts"] - st["evictions"] <= 32, st     # free slots: 32
     status = bed.status()
     assert status["max_sources"] == 16
-    assert 0 < status["active_sources_v4"] <= 16, status
-    assert 0 < bed.top("--count", 1000)["active_sources"] <= 16
+    assert 0 < status["active_sources_v4"] <= 32, status
+    assert 0 < bed.top("--count", 1000)["active_sources"] <= 32

@@ -28,6 +28,9 @@
 
 #include "xdp_rl.h"
 #include "xdp_rl.skel.h"
+#include "table.h"
+#include "bench.h"
+#include "wrap.skel.h"
 
 #define SEC_NS 1000000000ULL
 
@@ -124,13 +127,18 @@ static struct iphdr *ip_of(struct pkt *p)
 struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
+	struct table t4, t6;	/* src4 and src6, mapped */
 };
 
 struct load_opts {
 	int bytes;
 	int v4_prefix, v6_prefix;
 	int layers;		/* room per source, default 1 */
+	__u32 buckets;		/* per source table, default 512 (1024 sources) */
 };
+
+/* The hash key of the tables in these tests: fixed, so runs are repeatable. */
+#define TEST_SEED	0x5eed5eed12345678ULL
 
 static void mask_of(int prefix, int words, __be32 *out)
 {
@@ -143,10 +151,22 @@ static void mask_of(int prefix, int words, __be32 *out)
 	}
 }
 
+static void env_free(struct env *e)
+{
+	table_unmap(&e->t4);
+	table_unmap(&e->t6);
+	xdp_rl__destroy(e->skel);
+	e->skel = NULL;
+}
+
 static int env_load(struct env *e, const struct load_opts *o)
 {
+	__u32 layers = o->layers ? o->layers : 1, buckets = o->buckets ? o->buckets : 512;
+	struct bpf_map *t[4];
 	__be32 m6[4];
+	size_t i;
 
+	memset(e, 0, sizeof(*e));
 	e->skel = xdp_rl__open();
 	if (!e->skel)
 		return -1;
@@ -155,18 +175,21 @@ static int env_load(struct env *e, const struct load_opts *o)
 	mask_of(o->v4_prefix ? o->v4_prefix : 32, 1, (__be32 *)&e->skel->rodata->cfg_v4_mask);
 	mask_of(o->v6_prefix ? o->v6_prefix : 64, 4, m6);
 	memcpy((void *)e->skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	e->skel->rodata->cfg_layers = o->layers ? o->layers : 1;
-	{
-		struct bpf_map *t[] = { e->skel->maps.src4, e->skel->maps.src6,
-					e->skel->maps.agg4, e->skel->maps.agg6 };
-		for (size_t i = 0; i < 4; i++) {
-			bpf_map__set_value_size(t[i], e->skel->rodata->cfg_layers * 16);
-			bpf_map__set_max_entries(t[i], 1024);
-		}
+	e->skel->rodata->cfg_layers = layers;
+	e->skel->rodata->cfg_seed = TEST_SEED;
+	t[0] = e->skel->maps.src4;
+	t[1] = e->skel->maps.src6;
+	t[2] = e->skel->maps.agg4;
+	t[3] = e->skel->maps.agg6;
+	for (i = 0; i < 4; i++) {
+		((__u32 *)e->skel->rodata->cfg_buckets)[i] = buckets;
+		bpf_map__set_value_size(t[i], XDP_RL_BUCKET_SLOTS * xdp_rl_slot_size(i & 1, layers));
+		bpf_map__set_max_entries(t[i], buckets);
 	}
-	if (xdp_rl__load(e->skel)) {
-		xdp_rl__destroy(e->skel);
-		e->skel = NULL;
+	if (xdp_rl__load(e->skel) ||
+	    table_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, layers, TEST_SEED) ||
+	    table_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, layers, TEST_SEED)) {
+		env_free(e);
 		return -1;
 	}
 	e->prog_fd = bpf_program__fd(e->skel->progs.xdp_rl);
@@ -231,16 +254,23 @@ static __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int wh
 	return now.c[which] - before->c[which];
 }
 
-/* The count stored for an IPv4 key (the masked address), or -1 if absent. */
+/* The windows of an IPv4 key (the masked address) in the table, or NULL. */
+static struct xdp_rl_state *windows4(struct env *e, const char *key)
+{
+	struct xdp_rl_slot *s;
+	__u32 k[4] = {};
+
+	inet_pton(AF_INET, key, &k[0]);
+	s = table_find(&e->t4, k);
+	return s ? slot_windows(&e->t4, s) : NULL;
+}
+
+/* The count stored for an IPv4 key, or -1 if it has no slot. */
 static long long count4_layer(struct env *e, const char *key, int layer)
 {
-	struct xdp_rl_layers st;
-	__be32 k;
+	struct xdp_rl_state *w = windows4(e, key);
 
-	inet_pton(AF_INET, key, &k);
-	if (bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st))
-		return -1;
-	return xdp_rl_count(st.layer[layer].count_gen);
+	return w ? (long long)xdp_rl_count(w[layer].count_gen) : -1;
 }
 
 static long long count4(struct env *e, const char *key)
@@ -439,24 +469,28 @@ static void test_saturation(struct env *e)
 		.expires_gen = (e->skel->bss->fake_now_ns + 3600 * SEC_NS) & ~XDP_RL_GEN_MASK,
 		.count_gen = XDP_RL_COUNT_SAT - 1,
 	};
-	__be32 k;
+	struct xdp_rl_state *w;
 
-	inet_pton(AF_INET, "198.18.2.9", &k);
 	env_set(e, 100, 3600 * SEC_NS, 0);
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.src4), &k, &st, 0);
+	send_n(e, &a, 1);	/* its slot */
+	w = windows4(e, "198.18.2.9");
+	if (!w) {
+		check(0, "saturation: the source has no slot");
+		return;
+	}
+	*w = st;
 	check(send_n(e, &a, 3) == 0, "saturation: a source at the saturated count is dropped");
-	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st);
-	check(st.count_gen == XDP_RL_COUNT_SAT - 1,
+	check(w->count_gen == XDP_RL_COUNT_SAT - 1,
 	      "saturation: the count stays below the generation bits (%#llx)",
-	      (unsigned long long)st.count_gen);
+	      (unsigned long long)w->count_gen);
 }
 
 /*
- * A window end written for another source: the LRU map may hand an evicted
- * entry to a new source while a CPU is between its turnover swap and its
- * write of the end, so that expires_gen names a generation count_gen never
- * reached. The window must still end and turn over, not stay "being opened"
- * with the source dropped for good.
+ * A window end written for another key: a slot may pass to another key
+ * while a CPU is between its turnover swap and its write of the end, so that
+ * expires_gen names a generation count_gen never reached. The window must
+ * still end and turn over, not stay "being opened" with the source dropped
+ * for good.
  */
 static void test_stray_end(struct env *e)
 {
@@ -466,13 +500,18 @@ static void test_stray_end(struct env *e)
 		.expires_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
 		.count_gen = 20,	/* generation 0, count 20: over the limit */
 	};
-	__be32 k;
+	struct xdp_rl_state *w;
 
-	inet_pton(AF_INET, "198.18.2.10", &k);
 	env_set(e, 5, 10 * SEC_NS, 0);
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.src4), &k, &st, 0);
+	send_n(e, &a, 1);	/* its slot */
+	w = windows4(e, "198.18.2.10");
+	if (!w) {
+		check(0, "stray end: the source has no slot");
+		return;
+	}
+	*w = st;
 	check(send_n(e, &a, 1) == 0, "stray end: the count it has (20 of 5) still holds");
-	bpf_map_lookup_elem(bpf_map__fd(e->skel->maps.src4), &k, &st);
+	st = *w;
 	check((st.expires_gen & XDP_RL_GEN_MASK) == 0 &&
 	      xdp_rl_expires_ns(st.expires_gen) >= now + 10 * SEC_NS,
 	      "stray end: repaired to generation 0, ending one window from now");
@@ -516,7 +555,7 @@ static void test_prefixes_and_bytes(void)
 	      "prefix: two IPv4 sources in one /24 share one window (key 198.18.4.0)");
 	check(send_n(&e, &c, 3) + send_n(&e, &d, 3) == 4,
 	      "prefix: two IPv6 sources in one /64 share one window");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 
 	if (env_load(&e, &(struct load_opts){ .v6_prefix = 128 })) {
 		check(0, "prefix: load with /128: %s", strerror(errno));
@@ -525,7 +564,7 @@ static void test_prefixes_and_bytes(void)
 	env_set(&e, 4, 10 * SEC_NS, 0);
 	check(send_n(&e, &c, 3) + send_n(&e, &d, 3) == 6,
 	      "prefix: with --v6-prefix 128 they do not");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 
 	if (env_load(&e, &(struct load_opts){ .bytes = 1 })) {
 		check(0, "bytes: load: %s", strerror(errno));
@@ -534,7 +573,7 @@ static void test_prefixes_and_bytes(void)
 	env_set(&e, 1000, 10 * SEC_NS, 0);
 	check(send_n(&e, &big, 12) == 10 && count4(&e, "198.18.5.1") == 1200,
 	      "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 }
 
 /* ---- 3: exactness across CPUs ------------------------------------------------ */
@@ -552,17 +591,12 @@ struct ticker {
  */
 static void ticker_step(struct ticker *t)
 {
-	struct xdp_rl_layers lst;
-	struct xdp_rl_state st;
-	__be32 k;
+	struct xdp_rl_state *w = windows4(t->e, "198.18.6.1"), st;
 	__u64 gen;
 
-	inet_pton(AF_INET, "198.18.6.1", &k);
-	if (bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &st) ||
-	    (t->layer && bpf_map_lookup_elem(bpf_map__fd(t->e->skel->maps.src4), &k, &lst)))
+	if (!w)
 		return;
-	if (t->layer)
-		st = lst.layer[t->layer];
+	st = w[t->layer];
 	gen = st.count_gen >> XDP_RL_COUNT_BITS;
 	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) > t->limit) {
 		/* Window ends are rounded up to XDP_RL_EXP_GRAIN. */
@@ -708,7 +742,7 @@ static void test_layers(void)
 	      "taken back from the 1s layer (count 2, not 4)");
 	e.skel->bss->fake_now_ns += 10 * SEC_NS;
 	check(send_n(&e, &a, 4) == 3, "layers: both windows over: 3 pass again");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 }
 
 static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
@@ -750,7 +784,7 @@ static void test_rules(void)
 	if (rule4(&e, "198.18.9.0", 24, &allow) || rule4(&e, "198.18.9.128", 25, &deny) ||
 	    rule4(&e, "198.18.10.0", 24, &own) || rule4(&e, "198.18.11.0", 24, &shared)) {
 		check(0, "rules: insert: %s", strerror(errno));
-		xdp_rl__destroy(e.skel);
+		env_free(&e);
 		return;
 	}
 	live.nrules4 = 0;
@@ -768,7 +802,7 @@ static void test_rules(void)
 	      "rules: --layer 6/10s applies to each source in the prefix on its own");
 	check(send_n(&e, &sh1, 3) + send_n(&e, &sh2, 3) == 4,
 	      "rules: --shared 4/10s is one budget for the whole prefix");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 }
 
 static void test_new_sources(void)
@@ -813,7 +847,7 @@ static void test_new_sources(void)
 	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_EXP_GRAIN;
 	check(send_n(&e, &p[5], 1) == 1 && count4(&e, "198.18.12.6") == 1,
 	      "new sources: next window of the cap: inserted again");
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 }
 
 /* Two CPUs, two layers, the first turning over: no layer passes more than its limit. */
@@ -847,7 +881,268 @@ static void test_layers_concurrency(void)
 	      "exact: 2 CPUs, layers 1000/1ms + 25000/1h: passed %llu <= 25000 and "
 	      "<= 1000 x %llu windows of 1ms", (unsigned long long)passed,
 	      (unsigned long long)(opened - 1));
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
+}
+
+/* ---- 5: the source table ------------------------------------------------------ */
+
+#define TICK_NS	4000000ULL	/* the test clock's tick (HZ 250) */
+
+/* Whether every live key of @t is in one slot only; *live counts the live slots. */
+static int table_unique(const struct table *t, __u64 *live)
+{
+	__u64 i, j, n = table_nslots(t);
+	__u32 a[4], b[4];
+
+	*live = 0;
+	for (i = 0; i < n; i++) {
+		if (!slot_key(t, table_slot(t, i), a))
+			continue;
+		++*live;
+		for (j = i + 1; j < n; j++)
+			if (slot_key(t, table_slot(t, j), b) && !memcmp(a, b, sizeof(a)))
+				return 0;
+	}
+	return 1;
+}
+
+/* Source number @i (up to 16 000) in 198.18.64.0/18, and its address. */
+static struct pkt src_n(__u32 i, char *addr, size_t len)
+{
+	char a[32];
+
+	snprintf(a, sizeof(a), "198.18.%u.%u", 64 + i / 250, 1 + i % 250);
+	if (addr)
+		snprintf(addr, len, "%s", a);
+	return build(&(struct pkt_spec){ V4, a });
+}
+
+static void test_table(void)
+{
+	char addr[10][32];
+	struct xdp_rl_stats before;
+	struct pkt p[10];
+	struct env e;
+	__u64 t0, live = 0;
+	int i, ok;
+
+	/* Two buckets: every key may take any of the 8 slots, an LRU of 8. */
+	if (env_load(&e, &(struct load_opts){ .buckets = 2 })) {
+		check(0, "table: load with 2 buckets: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 10; i++)
+		p[i] = src_n(i, addr[i], sizeof(addr[i]));
+	env_set(&e, 3, 3600 * SEC_NS, 0);
+	stats(&e, &before);
+	for (i = 0; i < 8; i++) {
+		send_n(&e, &p[i], 1);
+		e.skel->bss->fake_now_ns += 10 * TICK_NS;
+	}
+	check(stat_delta(&e, &before, XDP_RL_STAT_INSERTS) == 8 &&
+	      stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS) == 0 &&
+	      table_unique(&e.t4, &live) && live == 8,
+	      "table: 8 sources take the 8 slots, no eviction");
+	send_n(&e, &p[0], 1);	/* seen again: now the second is the least recent */
+	e.skel->bss->fake_now_ns += 10 * TICK_NS;
+	send_n(&e, &p[8], 1);
+	check(stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS) == 1 && count4(&e, addr[1]) == -1 &&
+	      count4(&e, addr[0]) == 2 && count4(&e, addr[8]) == 1,
+	      "table: a 9th source evicts the one seen longest ago, not the first inserted "
+	      "(seen since)");
+
+	/* Windows that are over go first, and that is not an eviction. */
+	e.skel->bss->fake_now_ns += 7200 * SEC_NS;
+	env_set(&e, 3, 10 * SEC_NS, 0);
+	t0 = e.skel->bss->fake_now_ns;
+	send_n(&e, &p[0], 1);				/* its window ends at t0 + 10s */
+	e.skel->bss->fake_now_ns = t0 + 5 * SEC_NS;
+	for (i = 2; i < 9; i++)
+		send_n(&e, &p[i], 1);			/* theirs at t0 + 15s */
+	e.skel->bss->fake_now_ns = t0 + 9 * SEC_NS;
+	send_n(&e, &p[0], 1);				/* seen last, window still t0 + 10s */
+	e.skel->bss->fake_now_ns = t0 + 11 * SEC_NS;
+	stats(&e, &before);
+	send_n(&e, &p[9], 1);
+	for (ok = 1, i = 2; i < 9; i++)
+		ok &= count4(&e, addr[i]) == 1;
+	check(ok && count4(&e, addr[0]) == -1 && count4(&e, addr[9]) == 1 &&
+	      stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS) == 0,
+	      "table: a source whose window is over gives up its slot first, though seen "
+	      "last; not counted as an eviction");
+
+	/* What `reset` does: the windows close, the next packet opens a new one. */
+	send_n(&e, &p[2], 3);				/* 4 of 3: over the limit */
+	slot_close_windows(&e.t4, table_find(&e.t4, (__u32[4]){ ((__u32 *)
+			   (p[2].b + ETH_HLEN + 12))[0] }));
+	check(send_n(&e, &p[2], 1) == 1 && count4(&e, addr[2]) == 1,
+	      "table: after its windows are closed from user space, a source starts afresh");
+	env_free(&e);
+
+	/* IPv6 slots hold the key beside the tag. */
+	if (env_load(&e, &(struct load_opts){ .buckets = 2, .v6_prefix = 128 })) {
+		check(0, "table: load IPv6 with 2 buckets: %s", strerror(errno));
+		return;
+	}
+	env_set(&e, 2, 3600 * SEC_NS, 0);
+	stats(&e, &before);
+	for (ok = 0, i = 0; i < 9; i++) {
+		snprintf(addr[0], sizeof(addr[0]), "2001:2::%x", i + 1);
+		p[0] = build(&(struct pkt_spec){ V6, addr[0] });
+		ok += send_n(&e, &p[0], 3);
+		e.skel->bss->fake_now_ns += 10 * TICK_NS;
+	}
+	check(ok == 18 && stat_delta(&e, &before, XDP_RL_STAT_INSERTS) == 9 &&
+	      stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS) == 1 &&
+	      table_unique(&e.t6, &live) && live == 8,
+	      "table: IPv6, 9 sources into 8 slots: 2 of 3 pass each, one eviction");
+	env_free(&e);
+}
+
+/*
+ * Many sources in one BPF_PROG_TEST_RUN call: the bench's wrapper
+ * (tests/bench/wrap.bpf.c) gives each run of the frame the next of @n
+ * sources from @base and tail-calls xdp-rl. One call per thread, because
+ * every call makes the kernel wait for an RCU grace period.
+ */
+struct walk {
+	struct bench_wrap *w;
+	int fd;
+	struct pkt frame;
+};
+
+static int walk_open(struct walk *wk, struct env *e, __u32 base, __u32 n)
+{
+	__u32 slot = BENCH_SLOT_TARGET;
+	int i;
+
+	wk->w = bench_wrap__open_and_load();
+	if (!wk->w)
+		return -1;
+	if (bpf_map_update_elem(bpf_map__fd(wk->w->maps.progs), &slot, &e->prog_fd, 0)) {
+		bench_wrap__destroy(wk->w);
+		return -1;
+	}
+	wk->w->data->nsrc = n;
+	wk->w->data->step = 1;
+	for (i = 0; i < BENCH_MAX_CPUS; i++)
+		wk->w->bss->base[i] = base;
+	wk->fd = bpf_program__fd(wk->w->progs.wrap);
+	wk->frame = build(&(struct pkt_spec){ V4, "198.18.0.1", 0, BENCH_FRAME_LEN });
+	return 0;
+}
+
+struct walker {
+	struct walk *wk;
+	int cpu;
+	__u32 repeat;
+	int err;
+};
+
+static void *walker_fn(void *arg)
+{
+	struct walker *w = arg;
+	cpu_set_t set;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = w->wk->frame.b,
+		    .data_size_in = w->wk->frame.len, .repeat = w->repeat);
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) ||
+	    bpf_prog_test_run_opts(w->wk->fd, &o))
+		w->err = errno ? errno : EINVAL;
+	return NULL;
+}
+
+/* CPUs 0 and 1 each run @repeat frames through the walk, at once. */
+static int walk2(struct walk *wk, __u32 repeat)
+{
+	struct walker w[2] = { { wk, 0, repeat, 0 }, { wk, 1, repeat, 0 } };
+	pthread_t th[2];
+	int i;
+
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, walker_fn, &w[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return w[0].err ? w[0].err : w[1].err;
+}
+
+static void test_table_concurrency(void)
+{
+	enum { NEW = 4000, CHURN = 64 };
+	const __u32 base = 0xc6124000;		/* 198.18.64.0 */
+	struct xdp_rl_stats before;
+	__u64 passed, opened, errors, live = 0, evictions;
+	char addr[32];
+	struct walk wk;
+	struct env e;
+	__u32 i, a;
+	int r, bad = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip - table under concurrency: needs two online CPUs\n");
+		return;
+	}
+
+	/* Both CPUs meet each new source at once: one slot each, exact limits. */
+	if (env_load(&e, &(struct load_opts){ .buckets = 4096 })) {
+		check(0, "table: load: %s", strerror(errno));
+		return;
+	}
+	if (walk_open(&wk, &e, base, NEW)) {
+		check(0, "table: load the source walker: %s", strerror(errno));
+		env_free(&e);
+		return;
+	}
+	env_set(&e, 3, 3600 * SEC_NS, 0);
+	stats(&e, &before);
+	r = walk2(&wk, 5 * NEW);
+	for (i = 0; i < NEW; i++) {
+		a = htonl(base + i);
+		inet_ntop(AF_INET, &a, addr, sizeof(addr));
+		bad += count4(&e, addr) != 10;
+	}
+	check(!r && !bad && table_unique(&e.t4, &live) && live == NEW &&
+	      stat_delta(&e, &before, XDP_RL_STAT_INSERTS) == NEW &&
+	      stat_delta(&e, &before, XDP_RL_STAT_PASSED) == 3 * NEW &&
+	      stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS) == 0,
+	      "table: 2 CPUs x %d new sources at once: one slot each, each passes 3 of 10 "
+	      "(%d counts off, %llu slots live)", NEW, bad, (unsigned long long)live);
+	bench_wrap__destroy(wk.w);
+	env_free(&e);
+
+	/*
+	 * Churn: 64 sources through 8 slots from both CPUs, CPU 1 half a lap
+	 * ahead, so slots change hands under packets of their old keys. With a
+	 * limit of 1 a window passes one packet: every pass is a window opened
+	 * (or a packet whose slot went under it, passed as a table error).
+	 */
+	if (env_load(&e, &(struct load_opts){ .buckets = 2 })) {
+		check(0, "table: load with 2 buckets: %s", strerror(errno));
+		return;
+	}
+	if (walk_open(&wk, &e, base, CHURN)) {
+		check(0, "table: load the source walker: %s", strerror(errno));
+		env_free(&e);
+		return;
+	}
+	wk.w->bss->ctr[1].n = CHURN / 2;
+	env_set(&e, 1, 3600 * SEC_NS, 0);
+	stats(&e, &before);
+	r = walk2(&wk, 200 * CHURN);
+	passed = stat_delta(&e, &before, XDP_RL_STAT_PASSED);
+	opened = stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS);
+	errors = stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS);
+	evictions = stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS);
+	check(!r && passed <= opened + errors && evictions > 1000 &&
+	      table_unique(&e.t4, &live) && live == 8,
+	      "table: churn on 2 CPUs: passed %llu <= %llu windows + %llu lost slots; "
+	      "%llu evictions; every key in one slot at most",
+	      (unsigned long long)passed, (unsigned long long)opened,
+	      (unsigned long long)errors, (unsigned long long)evictions);
+	bench_wrap__destroy(wk.w);
+	env_free(&e);
 }
 
 int main(void)
@@ -867,12 +1162,14 @@ int main(void)
 	test_stray_end(&e);
 	test_aligned(&e);
 	test_concurrency(&e);
-	xdp_rl__destroy(e.skel);
+	env_free(&e);
 	test_prefixes_and_bytes();
 	test_layers();
 	test_rules();
 	test_new_sources();
 	test_layers_concurrency();
+	test_table();
+	test_table_concurrency();
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* table.c - the source tables, mapped from user space (see table.h). */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+
+#include "table.h"
+
+int table_map(struct table *t, int fd, int v6, __u32 layers, __u64 seed)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+
+	memset(t, 0, sizeof(*t));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	t->v6 = v6;
+	t->layers = layers;
+	t->seed = seed;
+	t->slot_size = xdp_rl_slot_size(v6, layers);
+	t->bucket_size = XDP_RL_BUCKET_SLOTS * t->slot_size;
+	t->nbuckets = info.max_entries;
+	if (info.value_size != t->bucket_size || !(info.map_flags & BPF_F_MMAPABLE)) {
+		errno = EPROTO;		/* not a table this xdp-rl made */
+		return -1;
+	}
+	t->len = ((size_t)t->bucket_size * t->nbuckets + page - 1) / page * page;
+	t->mem = mmap(NULL, t->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (t->mem == MAP_FAILED) {
+		t->mem = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void table_unmap(struct table *t)
+{
+	if (t->mem)
+		munmap(t->mem, t->len);
+	t->mem = NULL;
+}
+
+__u64 table_nslots(const struct table *t)
+{
+	return (__u64)t->nbuckets * XDP_RL_BUCKET_SLOTS;
+}
+
+struct xdp_rl_slot *table_slot(const struct table *t, __u64 i)
+{
+	return (void *)((char *)t->mem + (i / XDP_RL_BUCKET_SLOTS) * t->bucket_size +
+			(i % XDP_RL_BUCKET_SLOTS) * t->slot_size);
+}
+
+struct xdp_rl_state *slot_windows(const struct table *t, struct xdp_rl_slot *s)
+{
+	return (void *)((char *)s + xdp_rl_slot_head(t->v6));
+}
+
+int slot_key(const struct table *t, const struct xdp_rl_slot *s, __u32 k[4])
+{
+	__u64 tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+
+	if ((tag & XDP_RL_TAG_FLAGS) != XDP_RL_TAG_LIVE)
+		return 0;
+	memset(k, 0, 16);
+	if (t->v6)
+		memcpy(k, s + 1, 16);
+	else
+		k[0] = tag >> 32;
+	return 1;
+}
+
+struct xdp_rl_slot *table_find(const struct table *t, const __u32 k[4])
+{
+	__u64 h = xdp_rl_hash(k, t->v6, t->seed), tag = xdp_rl_tag(k, t->v6, h);
+	__u32 b[2], key[4], i, j;
+	struct xdp_rl_slot *s;
+
+	xdp_rl_bucket_pair(h, t->nbuckets, &b[0], &b[1]);
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
+			s = table_slot(t, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j);
+			if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag &&
+			    slot_key(t, s, key) && !memcmp(key, k, t->v6 ? 16 : 4))
+				return s;
+		}
+	}
+	return NULL;
+}
+
+/* window_close in bpf/window.h, with the compiler's atomics. */
+void slot_close_windows(const struct table *t, struct xdp_rl_slot *s)
+{
+	struct xdp_rl_state *w = slot_windows(t, s);
+	__u64 e, c;
+	__u32 i;
+	int tries;
+
+	for (i = 0; i < t->layers; i++) {
+		for (tries = 0; tries < 64; tries++) {
+			e = __atomic_load_n(&w[i].expires_gen, __ATOMIC_SEQ_CST);
+			c = __atomic_load_n(&w[i].count_gen, __ATOMIC_SEQ_CST);
+			if (__atomic_compare_exchange_n(&w[i].expires_gen, &e,
+							c >> XDP_RL_COUNT_BITS, 0,
+							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				break;
+		}
+	}
+}
