@@ -85,7 +85,7 @@ $(BUILD)/tests/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
 		-Wno-missing-field-initializers -c $< -o $@
 
-$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/table.o
+$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/table.o $(BUILD)/user/skel.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
@@ -126,9 +126,10 @@ $(BENCH_DIR)/%.skel.h: $(BENCH_DIR)/%.bpf.o
 $(BENCH_DIR)/%.o: tests/bench/%.c $(SKEL) $(BENCH_SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_DIR) -Itests/bench -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_DIR) -Itests/bench -Iuser -c $< -o $@
 
-$(BENCH_BIN): $(BENCH_OBJ)
+# The bench loads xdp-rl's program as `xdp-rl load` does (user/skel.c).
+$(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/skel.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 

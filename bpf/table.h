@@ -61,10 +61,16 @@ struct table_pos {
 	__u64 now;		/* the window clock */
 	__u32 b1, b2;		/* its buckets */
 	__u32 lock;		/* its insert lock */
+	__u32 pad;		/* 0: a global function's argument is read whole */
 	__u64 tick;		/* jiffies, for struct xdp_rl_slot's seen */
 };
 
 #define SEEN_FOUND	0xffffULL	/* seen's low bits once a packet found the slot */
+
+/* Besides where a slot is (table_find, table_insert): what an insert did. */
+#define INSERT_NEW	(1L << 40)	/* the key was given a slot */
+#define INSERT_EVICTED	(1L << 41)	/* ... that held an open window of another */
+#define INSERT_WHERE	0xffffffffL
 
 static __always_inline void table_pos(struct table_pos *pos, const struct table_key *key,
 				      const int v6, __u32 nbuckets, __u64 seed)
@@ -79,6 +85,15 @@ static __always_inline void table_pos(struct table_pos *pos, const struct table_
 static __always_inline struct xdp_rl_state *slot_states(struct xdp_rl_slot *s, const int v6)
 {
 	return (void *)s + xdp_rl_slot_head(v6);
+}
+
+/* Whether @s (an IPv6 slot) holds @key; its tag matched. */
+static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct table_key *key)
+{
+	const struct xdp_rl_key6 *k = (const void *)(s + 1);
+
+	return k->addr[0] == key->k[0] && k->addr[1] == key->k[1] &&
+	       k->addr[2] == key->k[2] && k->addr[3] == key->k[3];
 }
 
 /*
@@ -144,28 +159,36 @@ static __always_inline __u64 bucket_match(void *bk, const int v6, const struct t
 }
 
 /*
- * table_find - the slot of @key in @map (a constant at each call site, so
- * that the verifier inlines the array lookups), or NULL.
+ * table_find - where @key is in @map (a constant at each call site, so that
+ * the verifier inlines the array lookups): bucket * XDP_RL_BUCKET_SLOTS +
+ * slot, or -1. A number, not a pointer: the paths that find a slot (in
+ * either bucket, or by inserting) join with one state, and table_slot()
+ * turns it into a pointer once.
  */
-static __always_inline struct xdp_rl_slot *table_find(void *map, const int v6,
-						      const struct table_key *key,
-						      const struct table_pos *pos)
+static __always_inline long table_find(void *map, const int v6, const struct table_key *key,
+				       const struct table_pos *pos)
 {
-	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
 	void *bk;
 	__u32 at;
 
 	bk = bpf_map_lookup_elem(map, &pos->b1);
-	if (!bk)
-		return NULL;
-	if (bucket_match(bk, v6, key, pos->tag, &at))
-		return bk + at * size;
+	if (bk && bucket_match(bk, v6, key, pos->tag, &at))
+		return (long)pos->b1 * XDP_RL_BUCKET_SLOTS + at;
 	bk = bpf_map_lookup_elem(map, &pos->b2);
+	if (bk && bucket_match(bk, v6, key, pos->tag, &at))
+		return (long)pos->b2 * XDP_RL_BUCKET_SLOTS + at;
+	return -1;
+}
+
+/* The slot at @at (from table_find or table_insert) in @map, or NULL. */
+static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, long at)
+{
+	__u32 b = (at & INSERT_WHERE) / XDP_RL_BUCKET_SLOTS;
+	void *bk = bpf_map_lookup_elem(map, &b);
+
 	if (!bk)
 		return NULL;
-	if (bucket_match(bk, v6, key, pos->tag, &at))
-		return bk + at * size;
-	return NULL;
+	return bk + (at % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
 }
 
 /*
@@ -200,11 +223,6 @@ static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const i
 
 /* Insert attempts (a victim taken by a racing insert of another key) before giving up. */
 #define TABLE_CLAIM_TRIES	2
-
-/* pair_insert's result, beside where the slot is. */
-#define INSERT_NEW	(1L << 40)	/* the key was given a slot */
-#define INSERT_EVICTED	(1L << 41)	/* ... that held an open window of another */
-#define INSERT_WHERE	0xffffffffL
 
 /*
  * Give @key a slot in the buckets @bk1 and @bk2 of a table (the protocol

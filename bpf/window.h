@@ -60,7 +60,8 @@
 struct window_clock {
 	__u64 now;		/* CLOCK_MONOTONIC(_COARSE), or CLOCK_TAI if aligned */
 	__s64 tai_to_unix_ns;
-	int aligned;
+	__u32 aligned;
+	__u32 pad;		/* 0: a global function's argument is read whole */
 };
 
 static __always_inline __u64 gen_of_count(__u64 count_gen)

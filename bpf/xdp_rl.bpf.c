@@ -129,55 +129,47 @@ struct packet {
 	struct table_key key;
 };
 
+/* The tick count (jiffies); the test clock stands for it too, as if HZ were 250. */
+static __always_inline __u64 clock_ticks(void)
+{
+	return cfg_fake_clock ? fake_now_ns / 4000000 : bpf_jiffies64();
+}
+
+/* The window clock now: the tick clock, TAI for aligned windows, or the precise one. */
+static __always_inline __u64 clock_now(__u64 jiffies, const struct xdp_rl_live *live)
+{
+	if (cfg_fake_clock)
+		return fake_now_ns;
+	if (live->flags & XDP_RL_F_ALIGNED)
+		return bpf_ktime_get_tai_ns();
+	if (live->flags & XDP_RL_F_COARSE_CLOCK)
+		return jiffies * live->tick_ns + live->jiffies_base_ns;
+	return bpf_ktime_get_ns();
+}
+
 static __always_inline void clock_read(struct window_clock *clk, __u64 jiffies,
 				       const struct xdp_rl_live *live)
 {
 	clk->aligned = live->flags & XDP_RL_F_ALIGNED;
+	clk->pad = 0;
 	clk->tai_to_unix_ns = live->tai_to_unix_ns;
-	if (cfg_fake_clock)
-		clk->now = fake_now_ns;
-	else if (clk->aligned)
-		clk->now = bpf_ktime_get_tai_ns();
-	else if (live->flags & XDP_RL_F_COARSE_CLOCK)
-		clk->now = jiffies * live->tick_ns + live->jiffies_base_ns;
-	else
-		clk->now = bpf_ktime_get_ns();
+	clk->now = clock_now(jiffies, live);
 }
 
-/* A key's slot in a table, found or newly given. */
-struct source {
-	struct xdp_rl_slot *slot;
-	__u64 tag;
-};
-
-/*
- * The slot of @key in table @t (a constant at each call site, so that every
- * map named is one map), inserting it if it is new; inserts into the source
- * tables (not the aggregates) count for --new-sources.
- */
-static __always_inline int table_get(const int t, const struct table_key *key,
-				     struct table_pos *pos, struct source *src,
-				     struct xdp_rl_stats *st)
+static __always_inline void *table_map(const int t)
 {
-	const int v6 = t == T_SRC6 || t == T_AGG6;
-	void *map = t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
-		    t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
-
-	table_pos(pos, key, v6, cfg_buckets[t], cfg_seed);
-	src->tag = pos->tag;
-	src->slot = table_find(map, v6, key, pos);
-	return src->slot != NULL;
+	return t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
+	       t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
 }
 
 /*
  * Give @key a slot in table @t (table.h), unless it has one. Returns where:
  * the bucket times XDP_RL_BUCKET_SLOTS plus the slot, with pair_insert's
  * INSERT_* flags, or -1. Global, so that the verifier checks it once, not
- * once for every path that reaches an insert; the caller looks the bucket
- * up again (inserts only).
+ * once for every path that reaches an insert.
  */
 __noinline long table_insert(__u32 t, const struct table_key *key,
-			     const struct table_pos *pos, struct xdp_rl_stats *st)
+			     const struct table_pos *pos, const struct xdp_rl_stats *st)
 {
 	struct xdp_rl_lock *lk;
 	__u32 b1, b2, lock;
@@ -212,79 +204,80 @@ __noinline long table_insert(__u32 t, const struct table_key *key,
 	       XDP_RL_BUCKET_SLOTS + (at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
 }
 
-static __always_inline int table_add(const int t, const struct table_key *key,
-				     const struct table_pos *pos, struct source *src,
-				     struct xdp_rl_stats *st)
+/* table_insert, counting what it did for the source tables (not the aggregates). */
+static __always_inline long table_add(const int t, const struct table_key *key,
+				      const struct table_pos *pos, struct xdp_rl_stats *st)
 {
-	const int v6 = t == T_SRC6 || t == T_AGG6;
-	void *map = t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
-		    t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
 	long at = table_insert(t, key, pos, st);
-	__u32 b;
-	void *bk;
 
-	src->slot = NULL;
-	if (at >= 0) {
-		b = (at & INSERT_WHERE) / XDP_RL_BUCKET_SLOTS;
-		bk = bpf_map_lookup_elem(map, &b);
-		if (bk)
-			src->slot = bk + (at % XDP_RL_BUCKET_SLOTS) *
-					 xdp_rl_slot_size(v6, cfg_layers);
-		/* Inserts and evictions count for sources, not for the aggregates. */
-		if ((at & INSERT_NEW) && (t == T_SRC4 || t == T_SRC6)) {
-			st->c[XDP_RL_STAT_INSERTS]++;
-			if (at & INSERT_EVICTED)
-				st->c[XDP_RL_STAT_EVICTIONS]++;
-		}
-	}
-	if (!src->slot)
+	if (at < 0) {
 		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
-	return src->slot != NULL;
+		return -1;
+	}
+	if ((at & INSERT_NEW) && (t == T_SRC4 || t == T_SRC6)) {
+		st->c[XDP_RL_STAT_INSERTS]++;
+		if (at & INSERT_EVICTED)
+			st->c[XDP_RL_STAT_EVICTIONS]++;
+	}
+	return at & INSERT_WHERE;
 }
 
 /*
- * A source that is not in the table yet. With --new-sources, inserts are
- * themselves a window; past it the source is passed, dropped or charged to
- * its /24 or /48 instead of taking (and evicting) a slot.
+ * Whether --new-sources (@cap) admits one more source into the table now.
+ * Global, as table_insert: checked once, whatever paths reach it.
  */
-static __always_inline int source_new(const struct packet *p, const int v6,
-				      const struct xdp_rl_live *live,
-				      const struct window_clock *clk, struct table_pos *pos,
-				      struct source *src, struct xdp_rl_stats *st, int *verdict)
+__noinline int new_source_admitted(const struct xdp_rl_layer *cap,
+				   const struct window_clock *clk)
 {
-	struct table_key k = {};
-	struct xdp_rl_state *cap;
+	struct xdp_rl_state *w;
 	__u32 zero = 0;
 	__u64 gen;
 	int op = 0;
 
-	if (live->new_sources.limit) {
-		cap = bpf_map_lookup_elem(&newsrc, &zero);
-		if (cap && window_hit(cap, clk, live->new_sources.window_ns, 1, &op, &gen) >
-			   live->new_sources.limit) {
-			st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
-			if (live->on_full == XDP_RL_FULL_PASS) {
-				*verdict = V_PASS;
-				return 0;
-			}
-			if (live->on_full == XDP_RL_FULL_DROP) {
-				*verdict = V_LIMIT;
-				return 0;
-			}
-			st->c[XDP_RL_STAT_AGGREGATED]++;
-			if (!v6) {
-				k.k[0] = p->a4 & bpf_htonl(0xffffff00);
-				return table_get(T_AGG4, &k, pos, src, st) ||
-				       table_add(T_AGG4, &k, pos, src, st);
-			}
-			k.k[0] = p->a6->in6_u.u6_addr32[0];
-			k.k[1] = p->a6->in6_u.u6_addr32[1] & bpf_htonl(0xffff0000);
-			return table_get(T_AGG6, &k, pos, src, st) ||
-			       table_add(T_AGG6, &k, pos, src, st);
-		}
+	if (!cap || !clk)
+		return 1;
+	w = bpf_map_lookup_elem(&newsrc, &zero);
+	return !w || window_hit(w, clk, cap->window_ns, 1, &op, &gen) <= cap->limit;
+}
+
+/*
+ * A source that is not in the table yet: where its slot is, or -1 with
+ * *verdict set. With --new-sources, inserts are themselves a window; past
+ * it the source is passed, dropped or charged to its /24 or /48 in an
+ * aggregate table (*agg set, @pos then the aggregate key's) instead of
+ * taking (and evicting) a slot.
+ */
+static __always_inline long source_new(const struct packet *p, const int v6,
+				       const struct xdp_rl_live *live,
+				       const struct window_clock *clk, struct table_pos *pos,
+				       struct xdp_rl_stats *st, int *verdict, int *agg)
+{
+	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
+	struct table_key k = {};
+	long at;
+
+	if (!live->new_sources.limit || new_source_admitted(&live->new_sources, clk))
+		return table_add(ts, &p->key, pos, st);
+	st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
+	if (live->on_full == XDP_RL_FULL_PASS) {
+		*verdict = V_PASS;
+		return -1;
 	}
-	return v6 ? table_add(T_SRC6, &p->key, pos, src, st) :
-		    table_add(T_SRC4, &p->key, pos, src, st);
+	if (live->on_full == XDP_RL_FULL_DROP) {
+		*verdict = V_LIMIT;
+		return -1;
+	}
+	st->c[XDP_RL_STAT_AGGREGATED]++;
+	if (!v6) {
+		k.k[0] = p->a4 & bpf_htonl(0xffffff00);
+	} else {
+		k.k[0] = p->a6->in6_u.u6_addr32[0];
+		k.k[1] = p->a6->in6_u.u6_addr32[1] & bpf_htonl(0xffff0000);
+	}
+	table_pos(pos, &k, v6, cfg_buckets[ta], cfg_seed);
+	*agg = 1;
+	at = table_find(table_map(ta), v6, &k, pos);
+	return at >= 0 ? at : table_add(ta, &k, pos, st);
 }
 
 /* Find the longest matching rule for the (unmasked) source address. */
@@ -324,8 +317,9 @@ static __always_inline int limit_shared(struct xdp_rl_state *s, const struct xdp
 }
 
 /*
- * @v6 is a constant at both call sites, so that after inlining every map
- * lookup names one map: a lookup that could be either is not inlined by the
+ * The general path: rules, layers, window turnovers, new sources. @v6 is a
+ * constant at both call sites, so that after inlining every map lookup
+ * names one map: a lookup that could be either is not inlined by the
  * verifier and costs a helper call.
  */
 static __always_inline int limit(const struct packet *p, const int v6,
@@ -337,9 +331,12 @@ static __always_inline int limit(const struct packet *p, const int v6,
 	struct xdp_rl_state *s;
 	struct window_clock clk;
 	struct xdp_rl_rule *rule;
+	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
+	struct xdp_rl_slot *slot;
 	struct table_pos pos;
-	struct source src;
 	struct charge ch;
+	int agg = 0;
+	long at;
 	__u64 opened = 0, jiffies;
 	int verdict = V_PASS, pass;
 
@@ -358,8 +355,7 @@ static __always_inline int limit(const struct packet *p, const int v6,
 		n = rule->nlayers;
 	}
 
-	/* The test clock stands for the ticks too, as if HZ were 250. */
-	jiffies = cfg_fake_clock ? fake_now_ns / 4000000 : bpf_jiffies64();
+	jiffies = clock_ticks();
 	clock_read(&clk, jiffies, live);
 	if (rule && (rule->flags & XDP_RL_RULE_F_SHARED)) {
 		s = bpf_map_lookup_elem(&shared, &rule->id);
@@ -368,14 +364,21 @@ static __always_inline int limit(const struct packet *p, const int v6,
 
 	pos.now = clk.now;
 	pos.tick = jiffies;
-	if (!(v6 ? table_get(T_SRC6, &p->key, &pos, &src, st) :
-		   table_get(T_SRC4, &p->key, &pos, &src, st)) &&
-	    !source_new(p, v6, live, &clk, &pos, &src, st, &verdict))
-		return verdict;
-	s = slot_states(src.slot, v6);
+	pos.pad = 0;
+	table_pos(&pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
+	at = table_find(table_map(ts), v6, &p->key, &pos);
+	if (at < 0) {
+		at = source_new(p, v6, live, &clk, &pos, st, &verdict, &agg);
+		if (at < 0)
+			return verdict;
+	}
+	slot = agg ? table_slot(table_map(ta), v6, at) : table_slot(table_map(ts), v6, at);
+	if (!slot)
+		return V_PASS;
+	s = slot_states(slot, v6);
 	pass = layers_charge(s, cfg_layers, lay, n, &clk, inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	if (READ_ONCE(src.slot->tag) != src.tag) {
+	if (READ_ONCE(slot->tag) != pos.tag) {
 		/*
 		 * The slot passed to another key under this packet (table.h):
 		 * its charges come out of that key's windows, and it passes,
@@ -385,8 +388,71 @@ static __always_inline int limit(const struct packet *p, const int v6,
 		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
 		return V_PASS;
 	}
-	slot_touch(src.slot, jiffies);
+	slot_touch(slot, jiffies);
 	return pass ? V_PASS : V_LIMIT;
+}
+
+/* Out of line, one per family, so that the fast path around them stays small. */
+static __noinline int limit_slow4(const struct packet *p, const struct xdp_rl_live *live,
+				  __u64 inc, struct xdp_rl_stats *st,
+				  struct xdp_rl_rule_hits **hits)
+{
+	return limit(p, 0, live, inc, st, hits);
+}
+
+static __noinline int limit_slow6(const struct packet *p, const struct xdp_rl_live *live,
+				  __u64 inc, struct xdp_rl_stats *st,
+				  struct xdp_rl_rule_hits **hits)
+{
+	return limit(p, 1, live, inc, st, hits);
+}
+
+#define V_SLOW	(-1)	/* limit_fast: not the common case, take the general path */
+
+/*
+ * The common case, apart: one window per source, no rules for the family,
+ * the source in the first of its buckets, its window open. One lookup, one
+ * add, one check that the slot is still the source's. Anything else (and a
+ * count at saturation, or a slot that changed hands under the add, whose
+ * charge is taken back first) is V_SLOW, for limit().
+ */
+static __always_inline int limit_fast(const struct packet *p, const int v6,
+				      const struct xdp_rl_live *live, __u64 inc,
+				      struct xdp_rl_stats *st)
+{
+	const int ts = v6 ? T_SRC6 : T_SRC4;
+	struct table_pos pos;
+	struct xdp_rl_state *w;
+	struct xdp_rl_slot *s;
+	__u64 jiffies, r;
+	void *bk;
+	__u32 at;
+
+	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4))
+		return V_SLOW;
+	table_pos(&pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
+	bk = bpf_map_lookup_elem(table_map(ts), &pos.b1);
+	if (!bk)
+		return V_SLOW;
+	for (at = 0; at < XDP_RL_BUCKET_SLOTS; at++) {
+		s = bk + at * xdp_rl_slot_size(v6, 1);
+		if (READ_ONCE(s->tag) == pos.tag && (!v6 || slot_key_is(s, &p->key)))
+			break;
+	}
+	if (at == XDP_RL_BUCKET_SLOTS)
+		return V_SLOW;
+	w = slot_states(s, v6);
+	jiffies = clock_ticks();
+	if (xdp_rl_window_over(READ_ONCE(w->expires_gen), clock_now(jiffies, live),
+			       live->layer[0].window_ns))
+		return V_SLOW;
+	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || READ_ONCE(s->tag) != pos.tag) {
+		window_undo(w, r >> XDP_RL_COUNT_BITS, inc);
+		return V_SLOW;
+	}
+	slot_touch(s, jiffies);
+	return xdp_rl_count(r) > live->layer[0].limit ? V_LIMIT : V_PASS;
 }
 
 /*
@@ -408,7 +474,7 @@ int xdp_rl(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct cursor c = { .pos = data, .end = data_end };
-	__u64 len = data_end - data;
+	__u64 len = data_end - data, inc = cfg_bytes ? len : 1;
 	struct xdp_rl_rule_hits *hits = NULL;
 	const struct xdp_rl_live *live;
 	struct xdp_rl_config *cfg;
@@ -432,7 +498,9 @@ int xdp_rl(struct xdp_md *ctx)
 			v = V_MALFORMED;
 		} else {
 			p.key.k[0] = p.a4 & cfg_v4_mask;
-			v = limit(&p, 0, live, cfg_bytes ? len : 1, st, &hits);
+			v = limit_fast(&p, 0, live, inc, st);
+			if (v == V_SLOW)
+				v = limit_slow4(&p, live, inc, st, &hits);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &a6) < 0) {
@@ -443,7 +511,9 @@ int xdp_rl(struct xdp_md *ctx)
 			p.key.k[1] = a6->in6_u.u6_addr32[1] & cfg_v6_mask[1];
 			p.key.k[2] = a6->in6_u.u6_addr32[2] & cfg_v6_mask[2];
 			p.key.k[3] = a6->in6_u.u6_addr32[3] & cfg_v6_mask[3];
-			v = limit(&p, 1, live, cfg_bytes ? len : 1, st, &hits);
+			v = limit_fast(&p, 1, live, inc, st);
+			if (v == V_SLOW)
+				v = limit_slow6(&p, live, inc, st, &hits);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;

@@ -114,16 +114,23 @@ table ip bench {{
         """What the sources passed in their latest windows, ended or not.
 
         `top` shows an ended window as empty, as it should; the table itself
-        keeps the last count (include/xdp_rl.h: gen8|count56, after the
-        8-byte expires_gen) until a packet opens the next window."""
+        keeps the last count until a packet opens the next window. The table
+        is an array of buckets of 4 slots (include/xdp_rl.h): an IPv4 slot is
+        tag (key << 32 | LIVE), seen, then expires_gen and count_gen
+        (gen8|count56) of its one window, 8 bytes each, little-endian."""
         ns = os.stat(f"/run/netns/{self.rx}").st_ino
         idx = json.loads(sh("ip", "-n", self.rx, "-j", "link", "show", "dev", self.rx_if))[0]["ifindex"]
         pin = f"/sys/fs/bpf/xdp-rl/{ns}/{idx}/src4"
         total = 0
         for e in json.loads(sh("bpftool", "-j", "map", "dump", "pinned", pin)):
             v = bytes(int(b, 16) for b in e["value"])
-            count = int.from_bytes(v[8:16], "little") & ((1 << 56) - 1)
-            total += min(count, self.a.limit)
+            slot = len(v) // 4
+            for s in range(0, len(v), slot):
+                tag = int.from_bytes(v[s:s + 8], "little")
+                if tag & 3 != 1:        # empty, or being handed over
+                    continue
+                count = int.from_bytes(v[s + 24:s + 32], "little") & ((1 << 56) - 1)
+                total += min(count, self.a.limit)
         return total
 
     def counters(self, case):

@@ -22,6 +22,7 @@
 #include "options.h"
 #include "pin.h"
 #include "rules.h"
+#include "skel.h"
 #include "xdp_rl.skel.h"
 
 enum {
@@ -175,21 +176,6 @@ void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
 	live->tai_to_unix_ns = tai_to_unix_ns();
 }
 
-static void v4_mask(unsigned int prefix, __be32 *mask)
-{
-	*mask = prefix ? htonl(~0U << (32 - prefix)) : 0;
-}
-
-static void v6_mask(unsigned int prefix, __be32 mask[4])
-{
-	unsigned int i, bits;
-
-	for (i = 0; i < 4; i++) {
-		bits = prefix > 32 * i ? prefix - 32 * i : 0;
-		v4_mask(bits > 32 ? 32 : bits, &mask[i]);
-	}
-}
-
 static const char *mode_name(__u32 mode)
 {
 	return mode == XDP_FLAGS_SKB_MODE ? "generic" : "native";
@@ -294,57 +280,6 @@ static int pin_maps(struct xdp_rl *skel, const char *dir)
 	return 0;
 }
 
-/* Size the maps and set what the datapath takes as constants. */
-static int prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
-{
-	__u64 agg = f->max_sources / 8 > 1024 ? f->max_sources / 8 : 1024;
-	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6,
-				     skel->maps.agg4, skel->maps.agg6 };
-	__u32 buckets[] = { xdp_rl_buckets(f->max_sources), xdp_rl_buckets(f->max_sources),
-			    xdp_rl_buckets(agg), xdp_rl_buckets(agg) };
-	__be32 m6[4], m4;
-	size_t i;
-
-	skel->rodata->cfg_bytes = f->bytes;
-	skel->rodata->cfg_layers = f->max_layers;
-	skel->rodata->cfg_seed = f->seed;
-	v4_mask(f->v4_prefix, &m4);
-	v6_mask(f->v6_prefix, m6);
-	skel->rodata->cfg_v4_mask = m4;
-	memcpy((void *)skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		/* Tables 0, 2 are IPv4, 1, 3 IPv6. */
-		((__u32 *)skel->rodata->cfg_buckets)[i] = buckets[i];
-		if (bpf_map__set_value_size(tables[i], XDP_RL_BUCKET_SLOTS *
-					    xdp_rl_slot_size(i & 1, f->max_layers)) ||
-		    bpf_map__set_max_entries(tables[i], buckets[i]))
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The tick clock's base (struct xdp_rl_live): jiffies and
- * CLOCK_MONOTONIC_COARSE, read together by the program's clock_sync.
- * 0 if it cannot be had; the datapath then keeps the precise clock.
- */
-static int clock_calibrate(struct xdp_rl *skel, struct xdp_rl_live *live)
-{
-	__u8 frame[ETH_ZLEN] = {};
-	struct timespec res;
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame));
-
-	live->tick_ns = 0;
-	live->jiffies_base_ns = 0;
-	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec || !res.tv_nsec ||
-	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.clock_sync), &o))
-		return -1;
-	live->tick_ns = res.tv_nsec;
-	live->jiffies_base_ns = (__s64)skel->bss->sync_coarse_ns -
-				(__s64)(skel->bss->sync_jiffies * live->tick_ns);
-	return 0;
-}
-
 /* A new hash key for the tables, so that nobody outside can aim at a bucket. */
 static __u64 new_seed(void)
 {
@@ -444,7 +379,7 @@ static int do_load(const char *ifname, struct settings *s)
 		err("cannot open the embedded XDP program: %m");
 		goto out;
 	}
-	if (prepare(skel, &s->fixed) ||
+	if (skel_prepare(skel, &s->fixed) ||
 	    (replacing && reuse_maps(skel, &old, &s->fixed, !!s->rules_path))) {
 		err("cannot prepare the maps: %m");
 		goto out;
@@ -472,7 +407,7 @@ static int do_load(const char *ifname, struct settings *s)
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
-	clock_calibrate(skel, &s->live);
+	skel_clock(skel, &s->live);
 	live_finish(&s->live, rules_min_window(cur.fd), replacing ? limiter_live(&old) : NULL,
 		    !!s->rules_path);
 	wrote = 1;

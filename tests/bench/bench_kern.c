@@ -32,6 +32,7 @@
 
 #include "xdp_rl.h"
 #include "bench_user.h"
+#include "skel.h"
 #include "xdp_rl.skel.h"
 #include "bare.skel.h"
 #include "wrap.skel.h"
@@ -49,6 +50,7 @@
 #define BIG_TABLE	1048576U	/* for 1 000 000 sources */
 #define SPARE_TABLE	1024U		/* the family a scenario does not use */
 #define WINDOW_NS	(3600 * SEC_NS)
+#define BENCH_SEED	0x6265bad5eed1ULL	/* any: the tables' hash key */
 #define FAKE_NOW_NS	(1000 * SEC_NS)
 
 enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_RL_NOCLK, P_PLAIN, P_MAX };
@@ -101,7 +103,11 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 	c.slot[spare].layer[0].limit = limit;
 	c.slot[spare].layer[0].window_ns = WINDOW_NS;
 	c.slot[spare].nlayers = 1;
-	/* What `xdp-rl load --window 1h` chooses: the tick clock. */
+	/* What `xdp-rl load --window 1h` chooses: the tick clock, measured once. */
+	c.slot[spare].tick_ns = c.slot[!spare].tick_ns;
+	c.slot[spare].jiffies_base_ns = c.slot[!spare].jiffies_base_ns;
+	if (!c.slot[spare].tick_ns && skel_clock(s, &c.slot[spare]))
+		die("kern: measure the tick clock: %s", strerror(errno));
 	c.slot[spare].flags = XDP_RL_F_COARSE_CLOCK;
 	if (bpf_map_update_elem(fd, &zero, &c, 0))
 		die("kern: write xdp-rl config: %s", strerror(errno));
@@ -110,7 +116,7 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 		die("kern: flip xdp-rl config: %s", strerror(errno));
 }
 
-static struct xdp_rl *rl_load(__u32 table, int v6, int fake_clock)
+static struct xdp_rl *rl_load(__u32 table, int fake_clock)
 {
 	struct xdp_rl *s = xdp_rl__open();
 
@@ -118,10 +124,9 @@ static struct xdp_rl *rl_load(__u32 table, int v6, int fake_clock)
 		die("kern: open xdp-rl: %s", strerror(errno));
 	s->rodata->cfg_fake_clock = fake_clock;
 	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
-	s->rodata->cfg_v4_mask = 0xffffffff;
-	memset((void *)s->rodata->cfg_v6_mask, 0xff, sizeof(s->rodata->cfg_v6_mask));
-	if (bpf_map__set_max_entries(s->maps.src4, v6 ? SPARE_TABLE : table) ||
-	    bpf_map__set_max_entries(s->maps.src6, v6 ? table : SPARE_TABLE) ||
+	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table, .v4_prefix = 32,
+						   .v6_prefix = 128, .max_layers = 1,
+						   .seed = BENCH_SEED }) ||
 	    xdp_rl__load(s))
 		die("kern: load xdp-rl (%u sources): %s", table, strerror(errno));
 	if (fake_clock)
@@ -152,8 +157,8 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	xdp_rl__destroy(e->rl);
 	xdp_rl__destroy(e->rl_nc);
 	bench_plain__destroy(e->plain);
-	e->rl = rl_load(table, v6, 0);
-	e->rl_nc = rl_load(table, v6, 1);
+	e->rl = rl_load(table, 0);
+	e->rl_nc = rl_load(table, 1);
 	e->plain = plain_load(table, v6);
 	e->table = table;
 	e->table_v6 = v6;
@@ -622,14 +627,10 @@ static struct xdp_rl *rl_load_shape(int layers, int rules)
 
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
-	s->rodata->cfg_layers = layers;
-	s->rodata->cfg_v4_mask = 0xffffffff;
-	if (bpf_map__set_value_size(s->maps.src4, layers * sizeof(struct xdp_rl_state)) ||
-	    bpf_map__set_value_size(s->maps.src6, layers * sizeof(struct xdp_rl_state)) ||
-	    bpf_map__set_value_size(s->maps.agg4, layers * sizeof(struct xdp_rl_state)) ||
-	    bpf_map__set_value_size(s->maps.agg6, layers * sizeof(struct xdp_rl_state)) ||
-	    bpf_map__set_max_entries(s->maps.src4, DEFAULT_TABLE) ||
-	    bpf_map__set_max_entries(s->maps.src6, SPARE_TABLE) || xdp_rl__load(s))
+	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = DEFAULT_TABLE,
+						   .v4_prefix = 32, .v6_prefix = 64,
+						   .max_layers = layers, .seed = BENCH_SEED }) ||
+	    xdp_rl__load(s))
 		die("kern: load xdp-rl (%d layers): %s", layers, strerror(errno));
 	fd = bpf_map__fd(s->maps.config);
 	memset(&c, 0, sizeof(c));

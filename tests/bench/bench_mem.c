@@ -4,9 +4,10 @@
  * accounting: the `memlock` line of each map's /proc/self/fdinfo entry
  * (bpf_map_memory_usage(), what `bpftool map show` prints).
  *
- * xdp-rl's object is loaded as `xdp-rl load` loads it, with both source
- * tables at --max-sources entries (preallocated LRU hashes: the memory is
- * taken at load, full or not), and the plain reference beside it.
+ * xdp-rl's object is loaded as `xdp-rl load` loads it (skel_prepare), with
+ * both source tables sized for --max-sources (arrays of buckets, two slots
+ * per source: the memory is taken at load, full or not), and the plain
+ * reference (preallocated LRU hashes of --max-sources entries) beside it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "bench_user.h"
+#include "skel.h"
 #include "xdp_rl.skel.h"
 #include "plain.skel.h"
 
@@ -69,7 +71,7 @@ int cmd_mem(int argc, char **argv)
 		die("usage: bench_prog mem [--json FILE]");
 	}
 
-	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "entries",
+	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "sources",
 	       "memlock B", "", "B/source");
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		__u32 n = sizes[i];
@@ -80,8 +82,8 @@ int cmd_mem(int argc, char **argv)
 		struct row r;
 
 		if (!rl || !pl ||
-		    bpf_map__set_max_entries(rl->maps.src4, n) ||
-		    bpf_map__set_max_entries(rl->maps.src6, n) ||
+		    skel_prepare(rl, &(struct xdp_rl_fixed){ .max_sources = n, .v4_prefix = 32,
+							    .v6_prefix = 64, .max_layers = 1 }) ||
 		    bpf_map__set_max_entries(pl->maps.plain4, n) ||
 		    bpf_map__set_max_entries(pl->maps.plain6, n) ||
 		    xdp_rl__load(rl) || bench_plain__load(pl))

@@ -29,6 +29,7 @@
 #include "xdp_rl.h"
 #include "xdp_rl.skel.h"
 #include "table.h"
+#include "skel.h"
 #include "bench.h"
 #include "wrap.skel.h"
 
@@ -134,22 +135,11 @@ struct load_opts {
 	int bytes;
 	int v4_prefix, v6_prefix;
 	int layers;		/* room per source, default 1 */
-	__u32 buckets;		/* per source table, default 512 (1024 sources) */
+	__u32 sources;		/* per source table, default 1024 */
 };
 
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */
 #define TEST_SEED	0x5eed5eed12345678ULL
-
-static void mask_of(int prefix, int words, __be32 *out)
-{
-	int i, bits;
-
-	for (i = 0; i < words; i++) {
-		bits = prefix - 32 * i;
-		bits = bits < 0 ? 0 : bits > 32 ? 32 : bits;
-		out[i] = bits ? htonl(~0U << (32 - bits)) : 0;
-	}
-}
 
 static void env_free(struct env *e)
 {
@@ -161,34 +151,23 @@ static void env_free(struct env *e)
 
 static int env_load(struct env *e, const struct load_opts *o)
 {
-	__u32 layers = o->layers ? o->layers : 1, buckets = o->buckets ? o->buckets : 512;
-	struct bpf_map *t[4];
-	__be32 m6[4];
-	size_t i;
+	struct xdp_rl_fixed f = {
+		.max_sources = o->sources ? o->sources : 1024,
+		.bytes = o->bytes,
+		.v4_prefix = o->v4_prefix ? o->v4_prefix : 32,
+		.v6_prefix = o->v6_prefix ? o->v6_prefix : 64,
+		.max_layers = o->layers ? o->layers : 1,
+		.seed = TEST_SEED,
+	};
 
 	memset(e, 0, sizeof(*e));
 	e->skel = xdp_rl__open();
 	if (!e->skel)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = 1;
-	e->skel->rodata->cfg_bytes = o->bytes;
-	mask_of(o->v4_prefix ? o->v4_prefix : 32, 1, (__be32 *)&e->skel->rodata->cfg_v4_mask);
-	mask_of(o->v6_prefix ? o->v6_prefix : 64, 4, m6);
-	memcpy((void *)e->skel->rodata->cfg_v6_mask, m6, sizeof(m6));
-	e->skel->rodata->cfg_layers = layers;
-	e->skel->rodata->cfg_seed = TEST_SEED;
-	t[0] = e->skel->maps.src4;
-	t[1] = e->skel->maps.src6;
-	t[2] = e->skel->maps.agg4;
-	t[3] = e->skel->maps.agg6;
-	for (i = 0; i < 4; i++) {
-		((__u32 *)e->skel->rodata->cfg_buckets)[i] = buckets;
-		bpf_map__set_value_size(t[i], XDP_RL_BUCKET_SLOTS * xdp_rl_slot_size(i & 1, layers));
-		bpf_map__set_max_entries(t[i], buckets);
-	}
-	if (xdp_rl__load(e->skel) ||
-	    table_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, layers, TEST_SEED) ||
-	    table_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, layers, TEST_SEED)) {
+	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
+	    table_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, f.max_layers, f.seed) ||
+	    table_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, f.max_layers, f.seed)) {
 		env_free(e);
 		return -1;
 	}
@@ -926,8 +905,8 @@ static void test_table(void)
 	__u64 t0, live = 0;
 	int i, ok;
 
-	/* Two buckets: every key may take any of the 8 slots, an LRU of 8. */
-	if (env_load(&e, &(struct load_opts){ .buckets = 2 })) {
+	/* 4 sources, 2 buckets: every key may take any of the 8 slots, an LRU of 8. */
+	if (env_load(&e, &(struct load_opts){ .sources = 4 })) {
 		check(0, "table: load with 2 buckets: %s", strerror(errno));
 		return;
 	}
@@ -980,7 +959,7 @@ static void test_table(void)
 	env_free(&e);
 
 	/* IPv6 slots hold the key beside the tag. */
-	if (env_load(&e, &(struct load_opts){ .buckets = 2, .v6_prefix = 128 })) {
+	if (env_load(&e, &(struct load_opts){ .sources = 4, .v6_prefix = 128 })) {
 		check(0, "table: load IPv6 with 2 buckets: %s", strerror(errno));
 		return;
 	}
@@ -1086,7 +1065,7 @@ static void test_table_concurrency(void)
 	}
 
 	/* Both CPUs meet each new source at once: one slot each, exact limits. */
-	if (env_load(&e, &(struct load_opts){ .buckets = 4096 })) {
+	if (env_load(&e, &(struct load_opts){ .sources = 8192 })) {
 		check(0, "table: load: %s", strerror(errno));
 		return;
 	}
@@ -1118,7 +1097,7 @@ static void test_table_concurrency(void)
 	 * limit of 1 a window passes one packet: every pass is a window opened
 	 * (or a packet whose slot went under it, passed as a table error).
 	 */
-	if (env_load(&e, &(struct load_opts){ .buckets = 2 })) {
+	if (env_load(&e, &(struct load_opts){ .sources = 4 })) {
 		check(0, "table: load with 2 buckets: %s", strerror(errno));
 		return;
 	}
