@@ -6,11 +6,11 @@
  * Layout (include/xdp_rl.h): a table is an array map of buckets of
  * XDP_RL_BUCKET_SLOTS slots. A key may live in either of two buckets chosen
  * by its keyed hash. It is looked for in the first, then in the second, and
- * inserted into the first while that has a free slot; with two slots per
- * source the first nearly always has one, so a lookup reads one bucket: two
- * adjacent 64-byte lines of an mmapable (page-aligned) array. The kernel's
- * LRU hash reads a bucket head, then an element elsewhere, and hashes and
- * compares through calls.
+ * inserted into the one with more room (the first on a tie): three keys in
+ * four are found in their first bucket, so a lookup mostly reads one
+ * bucket, two adjacent 64-byte lines of an mmapable (page-aligned) array.
+ * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
+ * hashes and compares through calls.
  *
  * Exactness while slots change hands. The steady state takes no lock: a
  * packet finds the slot whose tag is its key's, charges its windows
@@ -36,10 +36,11 @@
  * that should not. A charge made before step 2 is in a window step 2
  * closed, and counts for nothing.
  *
- * Which slot goes: an empty one, else one whose windows are all over
- * (nothing is lost), else the one whose source was seen longest ago among
- * the key's two buckets. Only the last is an eviction: a source's open
- * window is forgotten, as the least recently used entry of an LRU map is.
+ * Which slot goes: an empty one (in the emptier of the key's two buckets),
+ * else one whose windows are all over (nothing is lost), else the one whose
+ * source was seen longest ago among the key's two buckets. Only the last is
+ * an eviction: a source's open window is forgotten, as the least recently
+ * used entry of an LRU map is.
  *
  * Needs, from the program: the `locks` map and the rodata cfg_layers.
  */
@@ -94,6 +95,29 @@ static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct
 
 	return k->addr[0] == key->k[0] && k->addr[1] == key->k[1] &&
 	       k->addr[2] == key->k[2] && k->addr[3] == key->k[3];
+}
+
+/*
+ * The slot of @key in bucket @b of @map (one window per slot), or NULL: an
+ * early exit per slot, for the fast path, whose paths do not go on to the
+ * general path's charge (there, bucket_match keeps to one path).
+ */
+static __always_inline struct xdp_rl_slot *bucket_find(void *map, __u32 b, const int v6,
+						       const struct table_key *key, __u64 tag)
+{
+	struct xdp_rl_slot *s;
+	void *bk;
+	__u32 j;
+
+	bk = bpf_map_lookup_elem(map, &b);
+	if (!bk)
+		return NULL;
+	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
+		s = bk + j * xdp_rl_slot_size(v6, 1);
+		if (READ_ONCE(s->tag) == tag && (!v6 || slot_key_is(s, key)))
+			return s;
+	}
+	return NULL;
 }
 
 /*
@@ -188,17 +212,23 @@ static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, l
 
 	if (!bk)
 		return NULL;
-	return bk + (at % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
+	return bk + ((__u64)at % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
 }
 
 /*
- * Victim ranks (lower goes first): empty 0, every window over 1, else 2 plus
- * how recently the source was seen, and never a BUSY slot (branch-free).
+ * Victim ranks (lower goes first), branch-free: an empty slot of the bucket
+ * with more empty slots 0 (the first bucket on a tie), an empty slot of the
+ * other 1, a slot whose windows are all over 2, else 3 plus how recently
+ * its source was seen; never a BUSY slot. Filling the emptier of a key's two
+ * buckets keeps buckets from overflowing while the table has room: at half
+ * full (--max-sources) a few keys in a million find both full, where always
+ * filling the first would turn away three in a thousand.
  */
+#define RANK_STALE	2
 #define RANK_NEVER	(1ULL << 62)
 
 static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const int v6,
-				       const struct table_pos *pos)
+				       const struct table_pos *pos, __u64 other_bucket)
 {
 	struct xdp_rl_state *st = slot_states(s, v6);
 	__u64 open = 0, age, rank, now, seen;
@@ -215,10 +245,26 @@ static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const i
 	now = (pos->tick << 16) | SEEN_FOUND;
 	seen = READ_ONCE(s->seen);
 	age = (now - seen) & ~mask_below(now, seen);
-	rank = 1 + (open & ((1ULL << 50) - age));
+	rank = RANK_STALE + (open & ((1ULL << 50) - age));
 	rank = (mask_nonzero(tag & XDP_RL_TAG_BUSY) & RANK_NEVER) |
 	       (~mask_nonzero(tag & XDP_RL_TAG_BUSY) & rank);
-	return rank & mask_nonzero(tag);
+	return (rank & mask_nonzero(tag)) | (other_bucket & 1 & ~mask_nonzero(tag));
+}
+
+/* The empty slots of bucket @bk. */
+static __always_inline __u64 bucket_free(void *bk, const int v6)
+{
+	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
+	struct xdp_rl_slot *s;
+	__u64 n = 0;
+	__u32 j;
+
+#pragma unroll
+	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
+		s = bk + j * size;
+		n += 1 + mask_nonzero(READ_ONCE(s->tag));	/* 1 if empty, else 0 */
+	}
+	return n;
 }
 
 /* Insert attempts (a victim taken by a racing insert of another key) before giving up. */
@@ -236,11 +282,12 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 					const struct table_pos *pos, __u64 order)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
-	__u64 t, vtag, rank, best, busy, m;
+	__u64 t, vtag, rank, best, busy, m, second;
 	struct xdp_rl_state *vst;
 	struct xdp_rl_key6 *k6;
 	struct xdp_rl_slot *s;
-	__u32 j, vj, at;
+	__u32 b, j, vj, at;
+	void *bk;
 	long where = -1;
 	int i, try;
 
@@ -259,14 +306,21 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		best = RANK_NEVER;
 		vj = 0;
 		vtag = 0;
-		for (j = 0; j < 2 * XDP_RL_BUCKET_SLOTS; j++) {
-			s = (j < XDP_RL_BUCKET_SLOTS ? bk1 : bk2) + (j % XDP_RL_BUCKET_SLOTS) * size;
-			t = READ_ONCE(s->tag);
-			rank = slot_rank(s, t, v6, pos);
-			m = mask_below(rank, best);
-			best += (rank - best) & m;
-			vj = (vj & ~m) | (j & m);
-			vtag = (vtag & ~m) | (t & m);
+		/* All ones if the second bucket has more room: its empty slots go first. */
+		second = mask_below(bucket_free(bk1, v6), bucket_free(bk2, v6));
+		for (b = 0; b < 2; b++) {
+			bk = b ? bk2 : bk1;
+#pragma unroll
+			for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
+				s = bk + j * size;
+				t = READ_ONCE(s->tag);
+				/* The empty slots of the bucket that does not go first rank after. */
+				rank = slot_rank(s, t, v6, pos, second ^ -(__u64)b);
+				m = mask_below(rank, best);
+				best += (rank - best) & m;
+				vj = (vj & ~m) | ((b * XDP_RL_BUCKET_SLOTS + j) & m);
+				vtag = (vtag & ~m) | (t & m);
+			}
 		}
 		if (best == RANK_NEVER)
 			break;	/* all eight are being taken by other inserts */
@@ -292,7 +346,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		WRITE_ONCE(s->seen, (pos->tick << 16) | (order & 0x7fff));
 		/* 3: live (a full barrier: what came before is seen first). */
 		__sync_val_compare_and_swap(&s->tag, busy, pos->tag);
-		where = vj | INSERT_NEW | (best >= 2 ? INSERT_EVICTED : 0);
+		where = vj | INSERT_NEW | (best > RANK_STALE ? INSERT_EVICTED : 0);
 		break;
 	}
 	bpf_spin_unlock(&lk->lock);

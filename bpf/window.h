@@ -94,21 +94,24 @@ static __always_inline __u64 window_end(const struct window_clock *clk, __u64 wi
  * back: the decrement must not land in the next window, where it would
  * admit a packet over the limit. A compare-and-swap that keeps losing gives
  * up, which can only refuse a packet later, never admit one.
+ *
+ * Global, as window_hit_slow: the verifier checks it once.
  */
-static __always_inline void window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
+__noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
 {
 	__u64 c;
 	int i;
 
-	if (gen == WINDOW_NOT_CHARGED)
-		return;
+	if (!s || gen == WINDOW_NOT_CHARGED)
+		return 0;
 	for (i = 0; i < WINDOW_UNDO_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
 		if (gen_of_count(c) != gen || xdp_rl_count(c) < inc)
-			return;
+			return 0;
 		if (__sync_val_compare_and_swap(&s->count_gen, c, c - inc) == c)
-			return;
+			return 0;
 	}
+	return 0;
 }
 
 /*
@@ -132,30 +135,33 @@ static __always_inline void window_close(struct xdp_rl_state *s)
 	}
 }
 
+/* What window_hit_slow did, beside the count it returns. */
+struct window_charge {
+	__u64 gen;		/* the generation charged, or WINDOW_NOT_CHARGED */
+	__u32 opened;		/* 1 if the charge opened the window */
+	__u32 pad;
+};
+
 /*
- * window_hit - charge @inc to @s and return the window's count including
- * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
- * one opens with this charge and *opened is set. *gen is the generation of
- * the window charged, for window_undo().
+ * window_hit_slow - window_hit for a window that is over (open a new one,
+ * or join the one another CPU just opened) or a count that saturated. Out
+ * of line: these happen once a window, and inlined at every charge they
+ * multiplied the paths the verifier walks; as a global function it is
+ * checked once.
  */
-static __always_inline __u64 window_hit(struct xdp_rl_state *s,
-					const struct window_clock *clk,
-					__u64 window_ns, __u64 inc,
-					int *opened, __u64 *gen)
+__noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clock *clk,
+				 __u64 window_ns, __u64 inc, struct window_charge *out)
 {
-	__u64 e, c = 0, g, next, r;
+	__u64 e, c, g, next, r;
 	int i;
 
-	/*
-	 * The steady state, a window still open: one add. Its return value says
-	 * which window it landed in (a turnover may have happened since e was
-	 * read), and the packet is decided on that window's count.
-	 */
+	if (!s || !clk || !out)
+		return XDP_RL_COUNT_SAT;
+	out->opened = 0;
 	e = READ_ONCE(s->expires_gen);
-	if (!xdp_rl_window_over(e, clk->now, window_ns))
-		goto add;
-
 	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
+		if (!xdp_rl_window_over(e, clk->now, window_ns))
+			break;	/* a current window: join it */
 		c = READ_ONCE(s->count_gen);
 		g = gen_of_count(c);
 		if (g != (e & XDP_RL_GEN_MASK)) {
@@ -168,16 +174,13 @@ static __always_inline __u64 window_hit(struct xdp_rl_state *s,
 			if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
 				__sync_val_compare_and_swap(&s->expires_gen, e,
 							    window_end(clk, window_ns) | g);
-				*opened = 1;
-				*gen = g;
+				out->opened = 1;
+				out->gen = g;
 				return inc;
 			}
 		}
 		e = READ_ONCE(s->expires_gen);
-		if (!xdp_rl_window_over(e, clk->now, window_ns))
-			break;	/* a current window: join it */
 	}
-add:
 	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
 	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT) {
 		/*
@@ -186,11 +189,46 @@ add:
 		 * generation bits.
 		 */
 		window_undo(s, gen_of_count(r), inc);
+		out->gen = WINDOW_NOT_CHARGED;
+		return XDP_RL_COUNT_SAT;
+	}
+	out->gen = gen_of_count(r);
+	return xdp_rl_count(r);
+}
+
+/*
+ * window_hit - charge @inc to @s and return the window's count including
+ * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
+ * one opens with this charge and *opened is set. *gen is the generation of
+ * the window charged, for window_undo().
+ */
+static __always_inline __u64 window_hit(struct xdp_rl_state *s,
+					const struct window_clock *clk,
+					__u64 window_ns, __u64 inc,
+					int *opened, __u64 *gen)
+{
+	struct window_charge out = {};
+	__u64 r;
+
+	/*
+	 * The steady state, a window still open: one add. Its return value says
+	 * which window it landed in (a turnover may have happened since e was
+	 * read), and the packet is decided on that window's count.
+	 */
+	if (!xdp_rl_window_over(READ_ONCE(s->expires_gen), clk->now, window_ns)) {
+		r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
+		if (xdp_rl_count(r) < XDP_RL_COUNT_SAT) {
+			*gen = gen_of_count(r);
+			return xdp_rl_count(r);
+		}
+		window_undo(s, gen_of_count(r), inc);	/* saturated: see window_hit_slow */
 		*gen = WINDOW_NOT_CHARGED;
 		return XDP_RL_COUNT_SAT;
 	}
-	*gen = gen_of_count(r);
-	return xdp_rl_count(r);
+	r = window_hit_slow(s, clk, window_ns, inc, &out);
+	*opened |= out.opened;
+	*gen = out.gen;
+	return r;
 }
 
 #endif /* XDP_RL_WINDOW_H */

@@ -30,7 +30,7 @@ const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
 
-enum { T_SRC4, T_SRC6, T_AGG4, T_AGG6 };
+enum { T_SRC4, T_SRC6, T_AGG4, T_AGG6, T_SHARED };
 
 /* Written by clock_sync, for xdp-rl to measure the tick clock's base. */
 __u64 sync_jiffies = 0, sync_coarse_ns = 0;
@@ -201,7 +201,7 @@ __noinline long table_insert(__u32 t, const struct table_key *key,
 	if (at < 0)
 		return -1;
 	return (long)((at & INSERT_WHERE) < XDP_RL_BUCKET_SLOTS ? b1 : b2) *
-	       XDP_RL_BUCKET_SLOTS + (at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
+	       XDP_RL_BUCKET_SLOTS + ((__u64)at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
 }
 
 /* table_insert, counting what it did for the source tables (not the aggregates). */
@@ -302,17 +302,78 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6,
 	return bpf_map_lookup_elem(&rules6, &k6);
 }
 
-/* Charge a key that no other key can share (a --shared rule's budget). */
-static __always_inline int limit_shared(struct xdp_rl_state *s, const struct xdp_rl_layer *lay,
-					__u32 n, const struct window_clock *clk, __u64 inc,
-					struct xdp_rl_stats *st)
+/*
+ * What the general path asks of charge(): whose windows, by how much, when.
+ * The key's place in its table is in it too (one struct: the general path
+ * and the insert under it share 512 bytes of stack).
+ */
+struct charge_req {
+	struct table_pos pos;	/* the key's (tag, read again after the charge; tick) */
+	struct window_clock clk;
+	__u64 inc;
+	long at;		/* table_find/table_insert's position; T_SHARED: rule id */
+	__u32 t;		/* T_SRC4 .. T_AGG6, or T_SHARED */
+	__u32 n;		/* layers in force */
+};
+
+/*
+ * Charge the windows at @r->at in table @r->t (a --shared rule's budget for
+ * T_SHARED) under the first @r->n layers of @lim; take the charge back if
+ * the slot passed to another key meanwhile (table.h). Returns V_PASS or
+ * V_LIMIT. Global, so that the verifier checks the layers' charges and
+ * take-backs once, not once for every path of the general path.
+ */
+__noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_limits *lim,
+		      struct xdp_rl_stats *st)
 {
+	struct xdp_rl_slot *slot = NULL;
+	struct xdp_rl_state *s = NULL;
+	__u32 room = cfg_layers, id;
 	struct charge ch;
 	__u64 opened = 0;
 	int pass;
 
-	pass = layers_charge(s, XDP_RL_MAX_LAYERS, lay, n, clk, inc, &opened, &ch);
+	if (!r || !lim || !st)
+		return V_PASS;
+	switch (r->t) {
+	case T_SRC4:
+		slot = table_slot(&src4, 0, r->at);
+		s = slot ? slot_states(slot, 0) : NULL;
+		break;
+	case T_SRC6:
+		slot = table_slot(&src6, 1, r->at);
+		s = slot ? slot_states(slot, 1) : NULL;
+		break;
+	case T_AGG4:
+		slot = table_slot(&agg4, 0, r->at);
+		s = slot ? slot_states(slot, 0) : NULL;
+		break;
+	case T_AGG6:
+		slot = table_slot(&agg6, 1, r->at);
+		s = slot ? slot_states(slot, 1) : NULL;
+		break;
+	case T_SHARED:
+		id = r->at;
+		s = bpf_map_lookup_elem(&shared, &id);
+		room = XDP_RL_MAX_LAYERS;
+		break;
+	}
+	if (!s)
+		return V_PASS;
+	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
+		/*
+		 * The slot passed to another key under this packet (table.h):
+		 * its charges come out of that key's windows, and it passes,
+		 * counted, as a packet of a source that could not be tracked.
+		 */
+		layers_undo(s, &ch, ch.held_from, ch.held_to, r->inc);
+		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
+		return V_PASS;
+	}
+	if (slot)
+		slot_touch(slot, r->pos.tick);
 	return pass ? V_PASS : V_LIMIT;
 }
 
@@ -326,20 +387,14 @@ static __always_inline int limit(const struct packet *p, const int v6,
 				 const struct xdp_rl_live *live, __u64 inc,
 				 struct xdp_rl_stats *st, struct xdp_rl_rule_hits **hits)
 {
-	const struct xdp_rl_layer *lay = live->layer;
-	__u32 n = live->nlayers;
-	struct xdp_rl_state *s;
-	struct window_clock clk;
-	struct xdp_rl_rule *rule;
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
-	struct xdp_rl_slot *slot;
-	struct table_pos pos;
-	struct charge ch;
-	int agg = 0;
+	const struct xdp_rl_layer *lay = live->layer;
+	struct xdp_rl_rule *rule;
+	struct charge_req req;
+	int verdict = V_PASS, agg = 0;
 	long at;
-	__u64 opened = 0, jiffies;
-	int verdict = V_PASS, pass;
 
+	req.n = live->nlayers;
 	rule = rule_find(v6, live, p);
 	if (rule) {
 		*hits = bpf_map_lookup_elem(&rule_hits, &rule->id);
@@ -352,44 +407,31 @@ static __always_inline int limit(const struct packet *p, const int v6,
 		if (rule->action == XDP_RL_RULE_DENY)
 			return V_DENY;
 		lay = rule->layer;
-		n = rule->nlayers;
+		req.n = rule->nlayers;
 	}
 
-	jiffies = clock_ticks();
-	clock_read(&clk, jiffies, live);
+	req.pos.tick = clock_ticks();
+	clock_read(&req.clk, req.pos.tick, live);
+	req.inc = inc;
 	if (rule && (rule->flags & XDP_RL_RULE_F_SHARED)) {
-		s = bpf_map_lookup_elem(&shared, &rule->id);
-		return s ? limit_shared(s, lay, n, &clk, inc, st) : V_PASS;
+		req.t = T_SHARED;
+		req.at = rule->id;
+		req.pos.tag = 0;
+		return charge(&req, (const void *)lay, st);
 	}
 
-	pos.now = clk.now;
-	pos.tick = jiffies;
-	pos.pad = 0;
-	table_pos(&pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
-	at = table_find(table_map(ts), v6, &p->key, &pos);
+	req.pos.now = req.clk.now;
+	req.pos.pad = 0;
+	table_pos(&req.pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
+	at = table_find(table_map(ts), v6, &p->key, &req.pos);
 	if (at < 0) {
-		at = source_new(p, v6, live, &clk, &pos, st, &verdict, &agg);
+		at = source_new(p, v6, live, &req.clk, &req.pos, st, &verdict, &agg);
 		if (at < 0)
 			return verdict;
 	}
-	slot = agg ? table_slot(table_map(ta), v6, at) : table_slot(table_map(ts), v6, at);
-	if (!slot)
-		return V_PASS;
-	s = slot_states(slot, v6);
-	pass = layers_charge(s, cfg_layers, lay, n, &clk, inc, &opened, &ch);
-	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	if (READ_ONCE(slot->tag) != pos.tag) {
-		/*
-		 * The slot passed to another key under this packet (table.h):
-		 * its charges come out of that key's windows, and it passes,
-		 * counted, as a packet of a source that could not be tracked.
-		 */
-		layers_undo(s, &ch, ch.held_from, ch.held_to, inc);
-		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
-		return V_PASS;
-	}
-	slot_touch(slot, jiffies);
-	return pass ? V_PASS : V_LIMIT;
+	req.t = agg ? ta : ts;
+	req.at = at;
+	return charge(&req, (const void *)lay, st);
 }
 
 /* Out of line, one per family, so that the fast path around them stays small. */
@@ -425,21 +467,14 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	struct xdp_rl_state *w;
 	struct xdp_rl_slot *s;
 	__u64 jiffies, r;
-	void *bk;
-	__u32 at;
 
 	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4))
 		return V_SLOW;
 	table_pos(&pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
-	bk = bpf_map_lookup_elem(table_map(ts), &pos.b1);
-	if (!bk)
-		return V_SLOW;
-	for (at = 0; at < XDP_RL_BUCKET_SLOTS; at++) {
-		s = bk + at * xdp_rl_slot_size(v6, 1);
-		if (READ_ONCE(s->tag) == pos.tag && (!v6 || slot_key_is(s, &p->key)))
-			break;
-	}
-	if (at == XDP_RL_BUCKET_SLOTS)
+	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag);
+	if (!s)
+		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag);
+	if (!s)
 		return V_SLOW;
 	w = slot_states(s, v6);
 	jiffies = clock_ticks();

@@ -224,6 +224,11 @@ struct xdp_rl_layer {
 	__u64 window_ns;
 };
 
+/* The layers of a limit or a rule, as one object (struct xdp_rl_live, xdp_rl_rule). */
+struct xdp_rl_layers_limits {
+	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
+};
+
 /* What happens to a new source when --new-sources refuses it a table entry. */
 enum xdp_rl_on_full {
 	XDP_RL_FULL_PASS,	/* pass it, unlimited */
