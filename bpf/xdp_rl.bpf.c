@@ -331,7 +331,7 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	__u32 room = cfg_layers, id;
 	struct charge ch;
 	__u64 opened = 0;
-	int pass;
+	int pass, i;
 
 	if (!r || !lim || !st)
 		return V_PASS;
@@ -360,6 +360,17 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	}
 	if (!s)
 		return V_PASS;
+	/*
+	 * Layers the key has room for but that are not in force for it now
+	 * (a `set` with fewer layers, a rule with fewer) hold stale windows:
+	 * close them, so that a layer put back later starts empty.
+	 */
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if ((__u32)i >= room)
+			break;
+		if ((__u32)i >= r->n && xdp_rl_expires_ns(READ_ONCE(s[i].expires_gen)))
+			window_close(&s[i]);
+	}
 	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
@@ -560,17 +571,20 @@ int xdp_rl(struct xdp_md *ctx)
 		st->c[XDP_RL_STAT_PASSED_BYTES] += len;
 		return XDP_PASS;
 	}
-	if (hits)
-		hits->dropped++;
 	if (v == V_MALFORMED)
 		st->c[XDP_RL_STAT_MALFORMED]++;
 	else if (v == V_DENY)
 		st->c[XDP_RL_STAT_DENIED]++;
 	if (live->flags & XDP_RL_F_DRY_RUN) {
-		if (v == V_LIMIT)
+		if (v == V_LIMIT || v == V_DENY) {
 			st->c[XDP_RL_STAT_WOULD_DROP]++;
+			if (hits)
+				hits->would_drop++;
+		}
 		return XDP_PASS;
 	}
+	if (hits)
+		hits->dropped++;
 	if (v == V_LIMIT) {
 		st->c[XDP_RL_STAT_DROPPED]++;
 		st->c[XDP_RL_STAT_DROPPED_BYTES] += len;

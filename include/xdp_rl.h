@@ -267,6 +267,12 @@ struct xdp_rl_fixed {
 	__u64 max_sources;	/* sources each of src4 and src6 has room for */
 	__u64 loaded_at_unix;	/* seconds */
 	__u64 seed;		/* the source tables' hash key (xdp_rl_hash) */
+	/*
+	 * The network namespace loaded in (SO_NETNS_COOKIE, unique for the
+	 * boot): pins are filed by the namespace's inode, which a namespace
+	 * made after this one's deletion may reuse.
+	 */
+	__u64 netns_cookie;
 	__u32 ifindex;
 	__u32 bytes;		/* 1: count bytes, 0: count packets */
 	__u32 v4_prefix;
@@ -319,7 +325,8 @@ struct xdp_rl_rule {
 /* Per-CPU, per rule id. */
 struct xdp_rl_rule_hits {
 	__u64 packets;		/* matched the rule */
-	__u64 dropped;		/* of those, dropped (or would be, in a dry run) */
+	__u64 dropped;		/* of those, dropped */
+	__u64 would_drop;	/* ... or passed, by --dry-run, that it would have dropped */
 };
 
 /* The window state of one key: a window per layer. */
@@ -332,7 +339,7 @@ struct xdp_rl_layers {
 enum xdp_rl_stat {
 	XDP_RL_STAT_PASSED,		/* admitted by the limit (or an allow rule) */
 	XDP_RL_STAT_DROPPED,		/* over the limit, dropped */
-	XDP_RL_STAT_WOULD_DROP,		/* over the limit, passed: dry run */
+	XDP_RL_STAT_WOULD_DROP,		/* over the limit or denied, passed: dry run */
 	XDP_RL_STAT_NOT_IP,		/* not IPv4/IPv6: passed */
 	XDP_RL_STAT_MALFORMED,		/* bad Ethernet/VLAN/IP header: dropped */
 	XDP_RL_STAT_NEW_WINDOWS,	/* windows opened (first packet or turnover) */

@@ -458,6 +458,9 @@ static int do_load(const char *ifname, struct settings *s)
 	if (replacing && !same_tables(&old.cfg.fixed, &s->fixed))
 		printf("; every window restarted (the source tables changed: --bytes, a "
 		       "prefix, --max-sources or the layers per source)");
+	else if (replacing && (limiter_live(&old)->flags ^ s->live.flags) & XDP_RL_F_ALIGNED)
+		printf("; every window restarted (--per-key and --aligned keep time on "
+		       "different clocks)");
 	putchar('\n');
 	ret = EXIT_DONE;
 out:
@@ -623,9 +626,56 @@ int cmd_load(int argc, char **argv)
 	}
 	snprintf(s.fixed.ifname, sizeof(s.fixed.ifname), "%s", ifname);
 	s.fixed.loaded_at_unix = time(NULL);
+	s.fixed.netns_cookie = netns_cookie();
 	r = do_load(ifname, &s);
 	free(s.rules);
 	return r;
+}
+
+/* The layers a per-source rule sets for key @k of the table pinned as @id (0: none). */
+static __u32 rule_layers_of(const struct limiter *l, int id, const __u32 k[4])
+{
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = 32, .addr = k[0] };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = 128 };
+	int v6 = id == PIN_SRC6 || id == PIN_AGG6;
+	struct xdp_rl_rule r;
+
+	memcpy(k6.addr, k, sizeof(k6.addr));
+	if (bpf_map_lookup_elem(l->fd[v6 ? PIN_RULES6 : PIN_RULES4], v6 ? (void *)&k6 : (void *)&k4,
+				&r) || r.action != XDP_RL_RULE_LIMIT || (r.flags & XDP_RL_RULE_F_SHARED))
+		return 0;
+	return r.nlayers;
+}
+
+/*
+ * After `set` left fewer layers in force (@from of @to): close the windows
+ * of the layers dropped, so that a layer put back later starts empty,
+ * rather than with the count it had. Keys whose per-source rule still uses
+ * those layers keep them. (The datapath closes them too, at a key's next
+ * packet; this covers keys that send none before the layer comes back.)
+ */
+static void close_dropped_layers(const struct limiter *l, __u32 from, __u32 to)
+{
+	static const int ids[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+	int check_rules = rules_max_layers_fd(l->fd) > from;
+	struct xdp_rl_slot *s;
+	struct table t;
+	__u32 k[4], n;
+	size_t i;
+	__u64 j;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		if (limiter_table(l, ids[i], &t, "warning: cannot clear the layers dropped on"))
+			continue;
+		for (j = 0; j < table_nslots(&t); j++) {
+			s = table_slot(&t, j);
+			if (!slot_key(&t, s, k))
+				continue;
+			n = check_rules ? rule_layers_of(l, ids[i], k) : 0;
+			slot_close_layers(&t, s, n > from ? n : from, to);
+		}
+		table_unmap(&t);
+	}
 }
 
 int cmd_set(int argc, char **argv)
@@ -643,7 +693,7 @@ int cmd_set(int argc, char **argv)
 		{ 0 }
 	};
 	struct settings s = {};
-	struct xdp_rl_live next;
+	struct xdp_rl_live next, prev;
 	struct limiter l;
 	const char *ifname;
 	char desc[256];
@@ -673,8 +723,9 @@ int cmd_set(int argc, char **argv)
 	next = *limiter_live(&l);
 	r = EXIT_FAIL;
 	if ((s.has_limit || s.has_window) && next.nlayers > 1) {
-		r = usage_err("set", "set: '%s' has %u layers: give them all with --layer",
-			      ifname, next.nlayers);
+		/* Refused for what runs, as a layer count it has no room for: exit 1. */
+		err("cannot change settings on '%s': it has %u layers, and --limit and "
+		    "--window set one (give them all with --layer)", ifname, next.nlayers);
 		goto out;
 	}
 	if (s.live.nlayers > l.cfg.fixed.max_layers) {
@@ -706,10 +757,13 @@ int cmd_set(int argc, char **argv)
 	}
 	live_finish(&next, rules_min_window(l.fd), limiter_live(&l), 0);
 
+	prev = *limiter_live(&l);
 	if (limiter_publish(&l, &next)) {
 		err("cannot change settings on '%s': %m", ifname);
 		goto out;
 	}
+	if (next.nlayers < prev.nlayers)
+		close_dropped_layers(&l, next.nlayers, prev.nlayers);
 	describe_limit(&next, l.cfg.fixed.bytes, desc, sizeof(desc));
 	printf("xdp-rl: %s: %s\n", ifname, desc);
 	r = EXIT_DONE;

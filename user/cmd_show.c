@@ -34,6 +34,11 @@ struct source {
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
 	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS];	/* 0 if the window has ended */
+	/*
+	 * Whether every open window began after the limits last changed: only
+	 * then do a count and the limit say what passed and what was dropped.
+	 */
+	int same_limits;
 };
 
 static int source_open(const struct source *s)
@@ -91,35 +96,57 @@ static void rule_prefix(const struct limiter *l, const struct ip_addr *a, __u32 
 	}
 }
 
-/* Fill @src's windows from @st under @lay; @rule is kept for display. */
+/*
+ * Fill @src's windows from @st under @lay; @since is when the limits last
+ * changed (struct xdp_rl_live).
+ */
 static void source_fill(struct source *src, const struct xdp_rl_state *st,
-			const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now)
+			const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now,
+			__u64 since)
 {
+	__u64 end;
 	__u32 i;
 
 	src->nlayers = n < room ? n : room;
+	src->same_limits = 1;
 	memcpy(src->lay, lay, src->nlayers * sizeof(*lay));
 	for (i = 0; i < src->nlayers; i++) {
 		src->count[i] = src->expires_in_ns[i] = 0;
 		if (!st || xdp_rl_window_over(st[i].expires_gen, now, lay[i].window_ns))
 			continue;
+		end = xdp_rl_expires_ns(st[i].expires_gen);
 		src->count[i] = xdp_rl_count(st[i].count_gen);
-		src->expires_in_ns[i] = xdp_rl_expires_ns(st[i].expires_gen) - now;
+		src->expires_in_ns[i] = end - now;
+		/* A window that began before a change counted under other limits. */
+		if (end - since < lay[i].window_ns)
+			src->same_limits = 0;
 	}
 }
 
-/* A per-source entry: its key, and the layers of its rule or the global ones. */
-static void source_from(struct source *src, int family, const void *key,
+/*
+ * An entry of the table pinned as @id: a source (its key, and the layers of
+ * its rule or the global ones), or in an aggregate table the /24 or /48
+ * budget that new sources refused a slot share (--on-table-full aggregate).
+ */
+static void source_from(struct source *src, int id, const void *key,
 			const struct xdp_rl_state *st, const struct limiter *l, __u64 now,
 			struct xdp_rl_rule *rbuf)
 {
 	const struct xdp_rl_live *live = limiter_live(l);
 	const struct xdp_rl_layer *lay = live->layer;
+	int family = id == PIN_SRC6 || id == PIN_AGG6 ? AF_INET6 : AF_INET;
 	__u32 n = live->nlayers;
 
 	memset(src, 0, sizeof(*src));
 	src->key.family = family;
 	memcpy(src->key.bytes, key, family == AF_INET ? 4 : 16);
+	if (id == PIN_AGG4 || id == PIN_AGG6) {
+		src->kind = "aggregate";
+		src->prefix = id == PIN_AGG4 ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX;
+		source_fill(src, st, lay, n, l->cfg.fixed.max_layers, now,
+			    live->limits_since_ns);
+		return;
+	}
 	src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
 	src->rule = rule_for(l, &src->key, rbuf);
 	if (src->rule && src->rule->action == XDP_RL_RULE_LIMIT &&
@@ -127,19 +154,18 @@ static void source_from(struct source *src, int family, const void *key,
 		lay = src->rule->layer;
 		n = src->rule->nlayers;
 	}
-	source_fill(src, st, lay, n, l->cfg.fixed.max_layers, now);
+	source_fill(src, st, lay, n, l->cfg.fixed.max_layers, now, live->limits_since_ns);
 }
 
 typedef int (*source_fn)(const struct source *src, void *ctx);
 
 /*
- * Call @fn for every source in the table pinned as @id with a window still
+ * Call @fn for every entry of the table pinned as @id with a window still
  * open. Returns 0, 1 if @fn asked to stop, -1 if the table cannot be read
  * (said on stderr).
  */
 static int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
 {
-	int family = id == PIN_SRC6 || id == PIN_AGG6 ? AF_INET6 : AF_INET;
 	__u64 now = window_clock_ns(limiter_live(l)), i;
 	struct xdp_rl_layers win;
 	struct xdp_rl_rule rbuf;
@@ -156,12 +182,63 @@ static int foreach_source(const struct limiter *l, int id, source_fn fn, void *c
 		if (!slot_key(&t, s, k))
 			continue;
 		memcpy(win.layer, slot_windows(&t, s), t.layers * sizeof(win.layer[0]));
-		source_from(&src, family, k, win.layer, l, now, &rbuf);
+		source_from(&src, id, k, win.layer, l, now, &rbuf);
 		if (source_open(&src) && fn(&src, ctx))
 			r = 1;
 	}
 	table_unmap(&t);
 	return r;
+}
+
+/* The budget of the --shared rule @r, read into @src; 0 if it has none. */
+static int shared_read(const struct limiter *l, const struct rule_spec *r, struct source *src)
+{
+	struct xdp_rl_layers st;
+
+	if (r->rule.action != XDP_RL_RULE_LIMIT || !(r->rule.flags & XDP_RL_RULE_F_SHARED) ||
+	    bpf_map_lookup_elem(l->fd[PIN_SHARED], &r->rule.id, &st))
+		return 0;
+	memset(src, 0, sizeof(*src));
+	src->key = r->addr;
+	src->prefix = r->prefix;
+	src->kind = "shared";
+	source_fill(src, st.layer, r->rule.layer, r->rule.nlayers, XDP_RL_MAX_LAYERS,
+		    window_clock_ns(limiter_live(l)), limiter_live(l)->limits_since_ns);
+	return 1;
+}
+
+struct shared_walk {
+	const struct limiter *l;
+	source_fn fn;
+	void *ctx;
+};
+
+static int shared_one(const struct rule_spec *r, void *ctx)
+{
+	struct shared_walk *w = ctx;
+	struct source src;
+
+	return shared_read(w->l, r, &src) && source_open(&src) && w->fn(&src, w->ctx);
+}
+
+/*
+ * Call @fn for every window a limiter keeps open: sources, /24 and /48
+ * aggregates, --shared rules' budgets (@all), or sources only. As
+ * foreach_source returns.
+ */
+static int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx)
+{
+	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+	struct shared_walk w = { l, fn, ctx };
+	size_t i;
+	int r;
+
+	for (i = 0; i < (all ? 4 : 2); i++) {
+		r = foreach_source(l, tables[i], fn, ctx);
+		if (r)
+			return r;
+	}
+	return all ? rules_foreach(l->fd, shared_one, &w) : 0;
 }
 
 static int count_one(const struct source *src, void *ctx)
@@ -230,10 +307,18 @@ static void status_one(struct limiter *l, struct json *j)
 	const struct xdp_rl_live *live = limiter_live(l);
 	const struct xdp_rl_fixed *f = &l->cfg.fixed;
 	__u64 n4 = 0, n6 = 0;
+	const char *clock = live->flags & XDP_RL_F_ALIGNED ? "tai" :
+			    live->flags & XDP_RL_F_COARSE_CLOCK ? "monotonic-coarse" : "monotonic";
 	struct link_state ls;
 	char w[32], desc[256];
 
 	link_state(l, &ls);
+	/*
+	 * Detached: its interface is gone, and another may have its index
+	 * now; it goes by the name it was loaded on (`unload NAME` takes it).
+	 */
+	if (!ls.attached)
+		snprintf(l->ifname, sizeof(l->ifname), "%s", f->ifname);
 	foreach_source(l, PIN_SRC4, count_one, &n4);
 	foreach_source(l, PIN_SRC6, count_one, &n6);
 	fmt_duration(live->layer[0].window_ns, w, sizeof(w));
@@ -251,8 +336,7 @@ static void status_one(struct limiter *l, struct json *j)
 		json_u64(j, "window_ns", live->layer[0].window_ns);
 		layers_json(j, live->layer, live->nlayers, NULL);
 		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
-		json_str(j, "clock", live->flags & XDP_RL_F_ALIGNED ? "tai" :
-			 live->flags & XDP_RL_F_COARSE_CLOCK ? "monotonic-coarse" : "monotonic");
+		json_str(j, "clock", clock);
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
@@ -277,11 +361,15 @@ static void status_one(struct limiter *l, struct json *j)
 		return;
 	}
 	describe_limit(live, f->bytes, desc, sizeof(desc));
-	printf("%s: %s, %s mode, link %u, prog %u\n", l->ifname,
-	       ls.attached ? "attached" : "DETACHED (interface gone?)",
-	       f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
-	       ls.link_id, ls.prog_id);
+	if (!ls.attached)
+		printf("%s: DETACHED: the interface is gone (remove it with 'xdp-rl unload %s')\n",
+		       l->ifname, l->ifname);
+	else
+		printf("%s: attached, %s mode, link %u, prog %u\n", l->ifname,
+		       f->xdp_mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
+		       ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
+	printf("  clock    %s\n", clock);
 	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
 	       "room for %u layer%s\n", f->v4_prefix, f->v6_prefix,
 	       (unsigned long long)f->max_sources,
@@ -349,7 +437,7 @@ int cmd_status(int argc, char **argv)
 	while (dir && (d = readdir(dir))) {
 		unsigned int ifindex = strtoul(d->d_name, NULL, 10);
 
-		if (!ifindex)
+		if (!ifindex || !limiter_here(ifindex))
 			continue;
 		if (!if_indextoname(ifindex, name))
 			snprintf(name, sizeof(name), "if%u", ifindex);
@@ -541,8 +629,11 @@ static void source_print(const struct limiter *l, const struct source *src,
 			 const char *asked, struct json *j)
 {
 	int dry = limiter_live(l)->flags & XDP_RL_F_DRY_RUN;
-	/* With one layer, what passed and what did not follow from the count. */
-	int split = !l->cfg.fixed.bytes && src->nlayers == 1;
+	/*
+	 * With one layer, in packets, under the limits the window was opened
+	 * with, what passed and what did not follow from the count.
+	 */
+	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
 	char key[INET6_ADDRSTRLEN + 8], w[32];
 	__u32 i;
@@ -600,6 +691,39 @@ static int source_key(const struct limiter *l, struct ip_addr *a, __u32 k[4])
 	return a->family == AF_INET ? PIN_SRC4 : PIN_SRC6;
 }
 
+/* The /24 or /48 aggregate window @a is charged to when refused a slot. */
+static int agg_key(const struct ip_addr *a, struct ip_addr *agg, __u32 k[4])
+{
+	*agg = *a;
+	mask_addr(agg, a->family == AF_INET ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX);
+	memset(k, 0, 16);
+	memcpy(k, agg->bytes, a->family == AF_INET ? 4 : 16);
+	return a->family == AF_INET ? PIN_AGG4 : PIN_AGG6;
+}
+
+/*
+ * The windows of @k in the table pinned as @id, copied to @w (room for
+ * XDP_RL_MAX_LAYERS); with @forget, closed as well (`reset`). 1 if it has
+ * a slot, 0 if not, -1 if the table cannot be read (said on stderr).
+ */
+static int table_read(const struct limiter *l, int id, const __u32 k[4],
+		      struct xdp_rl_state *w, int forget)
+{
+	struct xdp_rl_slot *s;
+	struct table t;
+
+	if (limiter_table(l, id, &t, forget ? "cannot reset sources on" : "cannot read a source on"))
+		return -1;
+	s = table_find(&t, k);
+	if (s) {
+		memcpy(w, slot_windows(&t, s), t.layers * sizeof(*w));
+		if (forget)
+			slot_close_windows(&t, s);
+	}
+	table_unmap(&t);
+	return s != NULL;
+}
+
 int cmd_get(int argc, char **argv)
 {
 	static const char *const actions[] = { "limit", "allow", "deny" };
@@ -611,12 +735,10 @@ int cmd_get(int argc, char **argv)
 	const struct xdp_rl_rule *rule;
 	struct xdp_rl_layers st;
 	struct xdp_rl_rule rbuf;
-	struct xdp_rl_slot *slot;
 	struct ip_addr a, key;
-	struct source src;
+	struct source src, agg;
 	struct limiter l;
-	struct table t;
-	int opt, as_json = 0, id, r;
+	int opt, as_json = 0, id, r, found;
 	struct json j;
 	__u32 k[4];
 	__u64 now;
@@ -650,18 +772,26 @@ int cmd_get(int argc, char **argv)
 		src.kind = "shared";
 		src.rule = rule;
 		source_fill(&src, r ? NULL : st.layer, rule->layer, rule->nlayers,
-			    XDP_RL_MAX_LAYERS, now);
+			    XDP_RL_MAX_LAYERS, now, limiter_live(&l)->limits_since_ns);
 	} else {
 		id = source_key(&l, &key, k);
-		if (limiter_table(&l, id, &t, "cannot read a source on")) {
+		found = table_read(&l, id, k, st.layer, 0);
+		if (found >= 0)
+			source_from(&src, id, key.bytes, found ? st.layer : NULL, &l, now, &rbuf);
+		if (found >= 0 && !source_open(&src)) {
+			/* Refused a slot by --new-sources: charged to its /24 or /48. */
+			id = agg_key(&a, &key, k);
+			found = table_read(&l, id, k, st.layer, 0);
+			if (found > 0) {
+				source_from(&agg, id, key.bytes, st.layer, &l, now, &rbuf);
+				if (source_open(&agg))
+					src = agg;
+			}
+		}
+		if (found < 0) {
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
-		slot = table_find(&t, k);
-		if (slot)
-			memcpy(st.layer, slot_windows(&t, slot), t.layers * sizeof(st.layer[0]));
-		table_unmap(&t);
-		source_from(&src, key.family, key.bytes, slot ? st.layer : NULL, &l, now, &rbuf);
 	}
 
 	if (rule && rule->action != XDP_RL_RULE_LIMIT) {
@@ -733,8 +863,8 @@ int cmd_top(int argc, char **argv)
 	__u64 count = 10;
 	struct limiter l;
 	int opt, as_json = 0, r;
+	size_t i, sources = 0;
 	struct json j;
-	size_t i;
 
 	while ((opt = cmd_getopt(argc, argv, "top", opts)) != -1) {
 		if (opt == OPT_JSON) {
@@ -755,9 +885,7 @@ int cmd_top(int argc, char **argv)
 	    limiter_open(ifname, &l, "cannot list sources on"))
 		return EXIT_FAIL;
 
-	r = foreach_source(&l, PIN_SRC4, collect_one, &c);
-	if (!r)
-		r = foreach_source(&l, PIN_SRC6, collect_one, &c);
+	r = foreach_window(&l, 1, collect_one, &c);
 	if (r) {
 		if (r > 0)
 			err("cannot list sources on '%s': out of memory", ifname);
@@ -768,12 +896,15 @@ int cmd_top(int argc, char **argv)
 	qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
 	if (count > c.n)
 		count = c.n;
+	for (i = 0; i < c.n; i++)
+		sources += !c.v[i].kind;
 
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);
 		json_str(&j, "interface", ifname);
-		json_u64(&j, "active_sources", c.n);
+		json_u64(&j, "active_sources", sources);
+		json_u64(&j, "open_windows", c.n);	/* with aggregates and shared budgets */
 		json_arr(&j, "sources");
 		for (i = 0; i < count; i++)
 			source_print(&l, &c.v[i], NULL, &j);
@@ -781,8 +912,12 @@ int cmd_top(int argc, char **argv)
 		json_end(&j);
 		json_finish(&j);
 	} else {
-		printf("%s: %zu sources with an open window%s\n", ifname, c.n,
-		       c.n ? ", highest count first:" : "");
+		printf("%s: %zu source%s with an open window", ifname, sources,
+		       sources == 1 ? "" : "s");
+		if (c.n > sources)
+			printf(", %zu aggregate or shared window%s", c.n - sources,
+			       c.n - sources == 1 ? "" : "s");
+		printf("%s\n", c.n ? "; highest count first:" : "");
 		for (i = 0; i < count; i++)
 			source_print(&l, &c.v[i], NULL, NULL);
 	}
@@ -793,13 +928,24 @@ int cmd_top(int argc, char **argv)
 
 /* ---- reset --------------------------------------------------------------- */
 
-/* Close the windows of every source in the table pinned as @id; how many had one open. */
-static int forget_all(const struct limiter *l, int id, __u64 *n)
+/* Whether any window of @w (@n of them) is open at @now. */
+static int any_open(const struct xdp_rl_state *w, __u32 n, __u64 now)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (xdp_rl_expires_ns(w[i].expires_gen) > now)
+			return 1;
+	return 0;
+}
+
+/* Close the windows of every entry of the table pinned as @id; count those open. */
+static int forget_table(const struct limiter *l, int id, __u64 *n)
 {
 	__u64 now = window_clock_ns(limiter_live(l)), i;
 	struct xdp_rl_slot *s;
 	struct table t;
-	__u32 k[4], w;
+	__u32 k[4];
 
 	if (limiter_table(l, id, &t, "cannot reset sources on"))
 		return -1;
@@ -807,14 +953,41 @@ static int forget_all(const struct limiter *l, int id, __u64 *n)
 		s = table_slot(&t, i);
 		if (!slot_key(&t, s, k))
 			continue;
-		for (w = 0; w < t.layers; w++)
-			if (xdp_rl_expires_ns(slot_windows(&t, s)[w].expires_gen) > now)
-				break;
-		if (w < t.layers)
-			++*n;
+		*n += any_open(slot_windows(&t, s), t.layers, now);
 		slot_close_windows(&t, s);
 	}
 	table_unmap(&t);
+	return 0;
+}
+
+/*
+ * Start the budget of the --shared rule @r afresh. Not in place, as the
+ * tables are (the datapath's atomics may race the write): what a packet
+ * charges meanwhile is lost, as when a reset comes a moment later.
+ */
+static int shared_forget(const struct limiter *l, const struct rule_spec *r, __u64 *n)
+{
+	struct xdp_rl_layers zero = {};
+	struct source src;
+
+	if (!shared_read(l, r, &src))
+		return 0;
+	*n += source_open(&src);
+	return bpf_map_update_elem(l->fd[PIN_SHARED], &r->rule.id, &zero, BPF_EXIST) ? -1 : 0;
+}
+
+struct forget_walk {
+	const struct limiter *l;
+	__u64 n;
+	int err;
+};
+
+static int shared_forget_one(const struct rule_spec *r, void *ctx)
+{
+	struct forget_walk *w = ctx;
+
+	if (shared_forget(w->l, r, &w->n))
+		w->err = errno;
 	return 0;
 }
 
@@ -826,11 +999,14 @@ int cmd_reset(int argc, char **argv)
 	};
 	const char *ifname, *addr = NULL, *why;
 	char key[INET6_ADDRSTRLEN + 8];
-	struct xdp_rl_slot *slot;
-	int opt, all = 0, id;
-	struct ip_addr a;
+	const struct xdp_rl_rule *rule;
+	struct forget_walk fw = {};
+	struct xdp_rl_layers w;
+	struct xdp_rl_rule rbuf;
+	struct ip_addr a, masked;
+	int opt, all = 0, id, found;
+	struct rule_spec rs;
 	struct limiter l;
-	struct table t;
 	__u64 n = 0;
 	__u32 k[4];
 
@@ -854,25 +1030,65 @@ int cmd_reset(int argc, char **argv)
 		return EXIT_FAIL;
 
 	if (all) {
-		if (forget_all(&l, PIN_SRC4, &n) || forget_all(&l, PIN_SRC6, &n)) {
+		/* Sources, the /24 and /48 aggregates, and --shared rules' budgets. */
+		fw.l = &l;
+		if (forget_table(&l, PIN_SRC4, &fw.n) || forget_table(&l, PIN_SRC6, &fw.n) ||
+		    forget_table(&l, PIN_AGG4, &fw.n) || forget_table(&l, PIN_AGG6, &fw.n)) {
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
-		printf("xdp-rl: %s: forgot %llu sources\n", ifname, (unsigned long long)n);
-	} else {
-		id = source_key(&l, &a, k);
-		fmt_prefix(&a, a.family == AF_INET ? l.cfg.fixed.v4_prefix :
-			   l.cfg.fixed.v6_prefix, key, sizeof(key));
-		if (limiter_table(&l, id, &t, "cannot reset sources on")) {
+		rules_foreach(l.fd, shared_forget_one, &fw);
+		if (fw.err) {
+			errno = fw.err;
+			err("cannot reset the shared budgets on '%s': %m", ifname);
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}
-		slot = table_find(&t, k);
-		if (slot)
-			slot_close_windows(&t, slot);
-		table_unmap(&t);
-		printf("xdp-rl: %s: %s %s\n", ifname, slot ? "forgot" : "no window to forget for",
-		       key);
+		printf("xdp-rl: %s: forgot %llu window%s\n", ifname, (unsigned long long)fw.n,
+		       fw.n == 1 ? "" : "s");
+		limiter_close(&l);
+		return EXIT_DONE;
+	}
+
+	/* The window that limits ADDRESS: a --shared rule's, its own, or its aggregate. */
+	rule = rule_for(&l, &a, &rbuf);
+	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
+		memset(&rs, 0, sizeof(rs));
+		rs.rule = *rule;
+		rule_prefix(&l, &a, rule->id, &rs.addr, &rs.prefix);
+		fmt_prefix(&rs.addr, rs.prefix, key, sizeof(key));
+		if (shared_forget(&l, &rs, &n)) {
+			err("cannot reset the shared budget of %s on '%s': %m", key, ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		printf("xdp-rl: %s: forgot the shared budget of %s (every source in it)\n",
+		       ifname, key);
+		limiter_close(&l);
+		return EXIT_DONE;
+	}
+	masked = a;
+	id = source_key(&l, &masked, k);
+	fmt_prefix(&masked, a.family == AF_INET ? l.cfg.fixed.v4_prefix : l.cfg.fixed.v6_prefix,
+		   key, sizeof(key));
+	found = table_read(&l, id, k, w.layer, 1);
+	if (found > 0) {
+		printf("xdp-rl: %s: forgot %s\n", ifname, key);
+	} else if (!found) {
+		/* No slot of its own: it may be charged to its /24 or /48. */
+		id = agg_key(&a, &masked, k);
+		found = table_read(&l, id, k, w.layer, 1);
+		fmt_prefix(&masked, a.family == AF_INET ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX,
+			   key, sizeof(key));
+		if (found > 0)
+			printf("xdp-rl: %s: forgot the aggregate window of %s (every source in "
+			       "it without a slot of its own)\n", ifname, key);
+		else if (!found)
+			printf("xdp-rl: %s: no window to forget for %s\n", ifname, addr);
+	}
+	if (found < 0) {
+		limiter_close(&l);
+		return EXIT_FAIL;
 	}
 	limiter_close(&l);
 	return EXIT_DONE;

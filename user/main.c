@@ -194,6 +194,10 @@ int cmd_positional(int argc, char **argv, const char *cmd, const char *what,
 		return -1;
 	}
 	*out = argv[optind + n];
+	if (!**out) {
+		usage_err(cmd, "%s: empty %s", cmd, what);
+		return -1;
+	}
 	return 0;
 }
 
@@ -295,10 +299,12 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (!c->run) {	/* help [COMMAND] */
-		if (argc < 2) {
+		if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 			usage(stdout);
 			return EXIT_DONE;
 		}
+		if (argc > 2)
+			return usage_err("help", "help: unexpected argument '%s'", argv[2]);
 		c = find_command(argv[1]);
 		if (!c)
 			return EXIT_USAGE;

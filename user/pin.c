@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -187,6 +188,34 @@ int netns_enter(const char *name)
 	return 0;
 }
 
+/*
+ * What to do about EACCES on our pins: they are root's, mode 0700, so a
+ * process of another user needs CAP_DAC_OVERRIDE to reach them.
+ */
+static const char *denied_hint(int e)
+{
+	return e == EACCES ? " (xdp-rl's pinned state is root's alone, mode 0700: run as "
+			     "root, or with CAP_DAC_OVERRIDE)" : "";
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+__u64 netns_cookie(void)
+{
+	socklen_t len = sizeof(__u64);
+	__u64 cookie = 0;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len))
+		cookie = 0;
+	close(fd);
+	return cookie;
+}
+
 static int root_dir(char *out, size_t len, int create)
 {
 	char fs[PATH_MAX];
@@ -195,7 +224,7 @@ static int root_dir(char *out, size_t len, int create)
 		return -1;
 	snprintf(out, len, "%s/%s", fs, XDP_RL_PIN_ROOT);
 	if (create && mkdir(out, 0700) && errno != EEXIST) {
-		err("cannot create %s: %m", out);
+		err("cannot create %s: %m%s", out, denied_hint(errno));
 		return -1;
 	}
 	return 0;
@@ -210,7 +239,7 @@ int state_dir(char *out, size_t len, int create)
 	snprintf(out, len, "%s/%lu", root,
 		 (unsigned long)ns_inode("/proc/self/ns/net"));
 	if (create && mkdir(out, 0700) && errno != EEXIST) {
-		err("cannot create %s: %m", out);
+		err("cannot create %s: %m%s", out, denied_hint(errno));
 		return -1;
 	}
 	return 0;
@@ -225,7 +254,7 @@ int state_lock(void)
 		return -1;
 	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		err("cannot lock %s: %m", root);
+		err("cannot lock %s: %m%s", root, denied_hint(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -325,6 +354,25 @@ int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
 	return 0;
 }
 
+int limiter_here(unsigned int ifindex)
+{
+	char ns[PATH_MAX], dir[PATH_MAX + 16];
+	struct xdp_rl_config cfg;
+	__u32 zero = 0;
+	int fd, here = 1;
+
+	if (state_dir(ns, sizeof(ns), 0))
+		return 1;
+	snprintf(dir, sizeof(dir), "%s/%u", ns, ifindex);
+	fd = pin_open(dir, XDP_RL_MAP_CONFIG);
+	if (fd < 0)
+		return 1;	/* let the caller say why */
+	if (!bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.fixed.netns_cookie)
+		here = cfg.fixed.netns_cookie == netns_cookie();
+	close(fd);
+	return here;
+}
+
 void limiter_close(struct limiter *l)
 {
 	int i;
@@ -372,8 +420,21 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 			err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
 			    "or 'xdp-rl load %s')", what, ifname, ifname);
 		else
-			err("%s '%s': cannot open %s/%s: %m", what, ifname, l->dir,
-			    XDP_RL_MAP_CONFIG);
+			err("%s '%s': cannot open %s/%s: %m%s", what, ifname, l->dir,
+			    XDP_RL_MAP_CONFIG, denied_hint(errno));
+		return -1;
+	}
+	if (!limiter_read_config(l) && l->cfg.fixed.netns_cookie &&
+	    l->cfg.fixed.netns_cookie != netns_cookie()) {
+		/*
+		 * Left by a namespace that was deleted, whose inode this one
+		 * reuses: not this namespace's limiter. The next `load` or
+		 * `unload` removes it (its link died with its interface).
+		 */
+		limiter_close(l);
+		err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
+		    "or 'xdp-rl load %s')", what, ifname, ifname);
+		errno = ENOENT;
 		return -1;
 	}
 	for (i = 0; i < PIN_MAX; i++) {

@@ -35,6 +35,8 @@ struct limiter {
 
 /* -n NETNS: enter /run/netns/NETNS, as `ip -n` does. */
 int netns_enter(const char *name);
+/* This network namespace's cookie (SO_NETNS_COOKIE), 0 if the kernel has none. */
+__u64 netns_cookie(void);
 
 /* The limiters' folder for this netns; with @create, make it (and bpffs). */
 int state_dir(char *out, size_t len, int create);
@@ -49,6 +51,8 @@ int limiter_open(const char *ifname, struct limiter *l, const char *what);
 int limiter_open_index(unsigned int ifindex, const char *ifname,
 		       struct limiter *l, const char *what);
 void limiter_close(struct limiter *l);
+/* Whether the limiter pinned for @ifindex is this namespace's (see netns_cookie). */
+int limiter_here(unsigned int ifindex);
 /* Whether the maps @l holds are still the ones pinned (not unloaded or replaced). */
 int limiter_pinned(const struct limiter *l);
 int limiter_read_config(struct limiter *l);

@@ -197,9 +197,7 @@ const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n)
 }
 
 /* Call @fn for every rule in both tries; stop early if it returns non-zero. */
-typedef int (*rule_fn)(const struct rule_spec *r, void *ctx);
-
-static int rules_foreach(const int *fd, rule_fn fn, void *ctx)
+int rules_foreach(const int *fd, rule_fn fn, void *ctx)
 {
 	struct xdp_rl_rule_key6 k6, n6;
 	struct xdp_rl_rule_key4 k4, n4;
@@ -529,6 +527,7 @@ static void hits_of(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *
 		for (c = 0; c < ncpu; c++) {
 			sum->packets += per[c].packets;
 			sum->dropped += per[c].dropped;
+			sum->would_drop += per[c].would_drop;
 		}
 	}
 	free(per);
@@ -583,8 +582,11 @@ static int rule_list(int argc, char **argv)
 		hits_of(&l, r->id, &h);
 		if (!as_json) {
 			rule_describe(&ls.v[k], desc, sizeof(desc));
-			printf("%-40s hits %llu, dropped %llu\n", desc,
+			printf("%-40s hits %llu, dropped %llu", desc,
 			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
+			if (h.would_drop)
+				printf(", would drop %llu (dry run)", (unsigned long long)h.would_drop);
+			putchar('\n');
 			continue;
 		}
 		fmt_prefix(&ls.v[k].addr, ls.v[k].prefix, pfx, sizeof(pfx));
@@ -604,6 +606,7 @@ static int rule_list(int argc, char **argv)
 		json_end(&j);
 		json_u64(&j, "hits", h.packets);
 		json_u64(&j, "dropped", h.dropped);
+		json_u64(&j, "would_drop", h.would_drop);
 		json_end(&j);
 	}
 	if (as_json) {

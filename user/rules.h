@@ -32,6 +32,10 @@ const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n);
 /* Most layers a per-source rule in the tries of @fd needs (0 if none). */
 unsigned int rules_max_layers_fd(const int *fd);
 
+/* Call @fn for every rule in the tries of @fd (PIN_* indexed); 1 if @fn stopped it. */
+typedef int (*rule_fn)(const struct rule_spec *r, void *ctx);
+int rules_foreach(const int *fd, rule_fn fn, void *ctx);
+
 /* Mark the ids of the rules in the tries of @fd in @used. */
 void rule_ids_used(const int *fd, rule_ids used);
 /*

@@ -91,15 +91,20 @@ struct xdp_rl_slot *table_find(const struct table *t, const __u32 k[4])
 	return NULL;
 }
 
-/* window_close in bpf/window.h, with the compiler's atomics. */
 void slot_close_windows(const struct table *t, struct xdp_rl_slot *s)
+{
+	slot_close_layers(t, s, 0, t->layers);
+}
+
+/* window_close in bpf/window.h, with the compiler's atomics. */
+void slot_close_layers(const struct table *t, struct xdp_rl_slot *s, __u32 from, __u32 to)
 {
 	struct xdp_rl_state *w = slot_windows(t, s);
 	__u64 e, c;
 	__u32 i;
 	int tries;
 
-	for (i = 0; i < t->layers; i++) {
+	for (i = from; i < to && i < t->layers; i++) {
 		for (tries = 0; tries < 64; tries++) {
 			e = __atomic_load_n(&w[i].expires_gen, __ATOMIC_SEQ_CST);
 			c = __atomic_load_n(&w[i].count_gen, __ATOMIC_SEQ_CST);

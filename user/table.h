@@ -40,5 +40,7 @@ struct xdp_rl_slot *table_find(const struct table *t, const __u32 k[4]);
 
 /* End every window of @s now, as the datapath does when a slot changes hands. */
 void slot_close_windows(const struct table *t, struct xdp_rl_slot *s);
+/* ... or those of layers [@from, @to) only. */
+void slot_close_layers(const struct table *t, struct xdp_rl_slot *s, __u32 from, __u32 to);
 
 #endif

@@ -65,7 +65,7 @@ def test_reset_address_and_all(bed):
     assert "no window to forget" in out
 
     out = bed.xdp_ok("reset", bed.rx_if, "--all")
-    assert "forgot 2 sources" in out
+    assert "forgot 2 windows" in out
     assert bed.top()["active_sources"] == 0
     assert bed.get(a)["count"] == 0 and bed.get(b)["count"] == 0
     bed.send([a, b], 15)
@@ -340,6 +340,9 @@ def test_defunct_limiter_cleaned_by_next_load(bed):
 
     gone = [s for s in bed.limiters() if s["ifindex"] == ifindex]
     assert len(gone) == 1 and gone[0]["attached"] is False, gone
+    # It goes by the name it was loaded on (its index may be another's now).
+    assert gone[0]["interface"] == extra, gone
+    assert f"{extra}: DETACHED" in bed.xdp_ok("status")
 
     bed.load("--limit", 10, "--window", "60s")
     assert [s["interface"] for s in bed.limiters()] == [bed.rx_if]
@@ -380,3 +383,7 @@ def test_global_help_and_version(xdp_rl):
     assert r.returncode == 2 and r.stdout == "" and "usage: xdp-rl" in r.stderr, r
     r = run([xdp_rl, "help", "bogus"])
     assert r.returncode == 2 and r.stdout == "" and "bogus" in r.stderr, r
+    r = run([xdp_rl, "help", "--help"])
+    assert r.returncode == 0 and r.stdout.startswith("usage: xdp-rl"), r
+    r = run([xdp_rl, "help", "load", "extra"])
+    assert r.returncode == 2 and r.stdout == "" and "extra" in r.stderr, r

@@ -48,6 +48,7 @@ for cmd in ("load", "set"):
         case(cmd, IF, "--per-key", "--aligned", mention="--aligned"),
         case(cmd, IF, "--bogus", mention="--bogus"),
         case(cmd, "--limit", "5", mention="IFACE"),
+        case(cmd, "", "--limit", "5", mention="empty IFACE"),
         case(cmd, IF, "extra", "--limit", "5", mention="extra"),
     ]
 USAGE += [

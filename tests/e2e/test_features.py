@@ -65,9 +65,11 @@ def test_set_layers_live_and_room(bed):
     r = bed.xdp("set", bed.rx_if, "--layer", "1/1s", "--layer", "2/2s", "--layer", "3/3s")
     assert r.returncode == 1 and "--max-layers" in r.stderr, r.stderr
     assert [x["limit"] for x in bed.status()["layers"]] == [8, 100]
-    # --limit on a layered limiter is ambiguous: a usage error.
+    # --limit sets one layer; this limiter runs two: refused for what runs, as
+    # the layer count above, and nothing changed.
     r = bed.xdp("set", bed.rx_if, "--limit", "9")
-    assert r.returncode == 2 and "layers" in r.stderr
+    assert r.returncode == 1 and "layers" in r.stderr, r.stderr
+    assert [x["limit"] for x in bed.status()["layers"]] == [8, 100]
 
 
 @pytest.mark.parametrize("args", [
@@ -248,6 +250,67 @@ def test_rules_file_errors_change_nothing(bed):
         assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
     rules = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
     assert [r["prefix"] for r in rules] == ["198.19.43.0/24", "198.19.44.0/24"]
+
+
+def test_layer_dropped_by_set_starts_empty_when_put_back(bed):
+    """A layer taken out of force by `set` must not come back with its old
+    count when it is put back."""
+    src = "198.19.45.1"
+    bed.nft_counters({src: saddr(src)})
+    bed.load("--layer", "100/60s", "--layer", "8/10m")
+    bed.send(src, 20)
+    assert bed.counts()[src] == 8
+    # The 10m layer refused 12 and keeps their charge; the 60s layer gave back its.
+    assert [x["count"] for x in bed.get(src)["layers"]] == [8, 20]
+    bed.xdp_ok("set", bed.rx_if, "--layer", "100/60s")
+    bed.xdp_ok("set", bed.rx_if, "--layer", "100/60s", "--layer", "8/10m")
+    g = bed.get(src)
+    assert [x["count"] for x in g["layers"]] == [8, 0], g
+    bed.send(src, 10)
+    assert bed.counts()[src] == 16, "the 10m layer starts afresh: 8 more"
+
+
+def test_dry_run_counts_what_a_deny_rule_would_drop(bed):
+    src = "198.19.46.1"
+    bed.nft_counters({src: saddr(src)})
+    bed.load("--limit", 100, "--dry-run")
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.46.0/24", "--deny")
+    bed.send(src, 5)
+    assert bed.counts()[src] == 5
+    st = bed.stats()
+    assert (st["denied"], st["would_drop"], st["dropped"]) == (5, 5, 0), st
+    r = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"][0]
+    assert (r["hits"], r["dropped"], r["would_drop"]) == (5, 0, 5), r
+    assert "would drop 5 (dry run)" in bed.xdp_ok("rule", "list", bed.rx_if)
+
+
+def test_aggregate_and_shared_windows_show_and_reset(bed):
+    """Windows that are not a source's own: `get` and `top` show them, `reset`
+    forgets them."""
+    a, b, c, s1, s2 = "198.19.47.1", "198.19.47.2", "198.19.47.3", "198.19.48.1", "198.19.48.2"
+    bed.nft_counters({x: saddr(x) for x in (c, s1, s2)})
+    bed.load("--limit", 5, "--window", "60s", "--new-sources", "2/60s",
+             "--on-table-full", "aggregate")
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.48.0/24", "--layer", "4/60s", "--shared")
+    bed.send([a, b], 1)
+    bed.send(c, 10)                 # refused a slot: its /24's window
+    assert bed.counts()[c] == 5
+    g = bed.get(c)
+    assert (g["key"], g["kind"], g["count"]) == ("198.19.47.0/24", "aggregate", 10), g
+    bed.send(s1, 10)
+    top = bed.top("--count", 10)
+    kinds = {(x["key"], x.get("kind")) for x in top["sources"]}
+    assert ("198.19.47.0/24", "aggregate") in kinds and ("198.19.48.0/24", "shared") in kinds, top
+    assert top["active_sources"] == 2 and top["open_windows"] == 4, top
+
+    assert "forgot the aggregate window of 198.19.47.0/24" in bed.xdp_ok("reset", bed.rx_if, c)
+    assert "forgot the shared budget of 198.19.48.0/24" in bed.xdp_ok("reset", bed.rx_if, s2)
+    bed.send(c, 10)
+    bed.send(s2, 10)
+    got = bed.counts()
+    assert (got[c], got[s1], got[s2]) == (10, 4, 4), got
+    assert "forgot 4 windows" in bed.xdp_ok("reset", bed.rx_if, "--all")
+    assert bed.top()["open_windows"] == 0
 
 
 # ---- the source table under a spoofed flood -------------------------------------

@@ -721,6 +721,22 @@ static void test_layers(void)
 	      "taken back from the 1s layer (count 2, not 4)");
 	e.skel->bss->fake_now_ns += 10 * SEC_NS;
 	check(send_n(&e, &a, 4) == 3, "layers: both windows over: 3 pass again");
+
+	/* A layer out of force is closed at the next packet, so it comes back empty. */
+	check(count4_layer(&e, "198.18.7.1", 1) == 3, "layers: the 10s layer holds 3");
+	live = live_of(1, two);
+	env_live(&e, &live);
+	send_n(&e, &a, 1);
+	live = live_of(2, two);
+	env_live(&e, &live);
+	/* Closed: no end (reads as empty); the next charge opens a new window. */
+	check(xdp_rl_expires_ns(windows4(&e, "198.18.7.1")[1].expires_gen) == 0 &&
+	      send_n(&e, &a, 1) == 0,
+	      "layers: a layer taken out of force (one layer, one packet) and put back "
+	      "is closed; the 1s layer, at 5 of 3, still refuses");
+	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_EXP_GRAIN;
+	check(send_n(&e, &a, 1) == 1 && count4_layer(&e, "198.18.7.1", 1) == 1,
+	      "layers: the next packet the 1s layer admits opens a new 10s window: count 1");
 	env_free(&e);
 }
 
