@@ -335,29 +335,26 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 
 	if (!r || !lim || !st)
 		return V_PASS;
+	/*
+	 * Each case names its map and its slot layout as constants: the verifier
+	 * cannot tie a later test of r->t to the map chosen here.
+	 */
+#define TABLE_STATES(map, v6)						\
+	slot = table_slot(&map, v6, r->at);				\
+	s = slot ? slot_states(slot, v6) : NULL;			\
+	break
 	switch (r->t) {
-	case T_SRC4:
-		slot = table_slot(&src4, 0, r->at);
-		s = slot ? slot_states(slot, 0) : NULL;
-		break;
-	case T_SRC6:
-		slot = table_slot(&src6, 1, r->at);
-		s = slot ? slot_states(slot, 1) : NULL;
-		break;
-	case T_AGG4:
-		slot = table_slot(&agg4, 0, r->at);
-		s = slot ? slot_states(slot, 0) : NULL;
-		break;
-	case T_AGG6:
-		slot = table_slot(&agg6, 1, r->at);
-		s = slot ? slot_states(slot, 1) : NULL;
-		break;
+	case T_SRC4: TABLE_STATES(src4, 0);
+	case T_SRC6: TABLE_STATES(src6, 1);
+	case T_AGG4: TABLE_STATES(agg4, 0);
+	case T_AGG6: TABLE_STATES(agg6, 1);
 	case T_SHARED:
 		id = r->at;
 		s = bpf_map_lookup_elem(&shared, &id);
 		room = XDP_RL_MAX_LAYERS;
 		break;
 	}
+#undef TABLE_STATES
 	if (!s)
 		return V_PASS;
 	/*
