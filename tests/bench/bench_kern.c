@@ -10,11 +10,11 @@
  * the floor; every other figure is also given as its difference to it.
  *
  * Programs: bare XDP_DROP and XDP_PASS (bare.bpf.c), xdp-rl's program from
- * its skeleton (limit 1: the steady-state packet is dropped; limit max: it
- * passes; and with the test clock compiled in, which replaces
- * bpf_ktime_get_ns() by a load from .bss), and the plain reference
- * (plain.bpf.c). Windows are an hour long, so a steady-state packet is a hit
- * in an open window, never a turnover.
+ * its skeleton, loaded as `xdp-rl load` loads it (user/skel.c; limit 1: the
+ * steady-state packet is dropped; limit max: it passes), and the plain
+ * reference (plain.bpf.c). Windows are an hour long, on the tick clock as
+ * `xdp-rl load --window 1h` runs them, so a steady-state packet is a hit in
+ * an open window, never a turnover.
  *
  * Scenarios: N distinct sources per CPU, one thread on CPU 0, or two threads
  * on CPUs 0 and 1 started together (one hot key shared, or disjoint keys);
@@ -51,12 +51,11 @@
 #define SPARE_TABLE	1024U		/* the family a scenario does not use */
 #define WINDOW_NS	(3600 * SEC_NS)
 #define BENCH_SEED	0x6265bad5eed1ULL	/* any: the tables' hash key */
-#define FAKE_NOW_NS	(1000 * SEC_NS)
 
-enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_RL_NOCLK, P_PLAIN, P_MAX };
+enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_MAX };
 
 static const char *const prog_key[P_MAX] = {
-	"bare_drop", "bare_pass", "xdp_rl_drop", "xdp_rl_pass", "xdp_rl_noclock", "plain_drop",
+	"bare_drop", "bare_pass", "xdp_rl_drop", "xdp_rl_pass", "plain_drop",
 };
 
 struct scen {
@@ -71,7 +70,7 @@ struct scen {
 struct kenv {
 	struct bench_wrap *wrap;
 	struct bench_bare *bare;
-	struct xdp_rl *rl, *rl_nc;
+	struct xdp_rl *rl;
 	struct bench_plain *plain;
 	__u32 table;
 	int table_v6;
@@ -116,21 +115,18 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 		die("kern: flip xdp-rl config: %s", strerror(errno));
 }
 
-static struct xdp_rl *rl_load(__u32 table, int fake_clock)
+static struct xdp_rl *rl_load(__u32 table)
 {
 	struct xdp_rl *s = xdp_rl__open();
 
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
-	s->rodata->cfg_fake_clock = fake_clock;
 	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
 	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table, .v4_prefix = 32,
 						   .v6_prefix = 128, .max_layers = 1,
 						   .seed = BENCH_SEED }) ||
 	    xdp_rl__load(s))
 		die("kern: load xdp-rl (%u sources): %s", table, strerror(errno));
-	if (fake_clock)
-		s->bss->fake_now_ns = FAKE_NOW_NS;
 	rl_publish(s, 1);
 	return s;
 }
@@ -155,10 +151,8 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	if (!fresh && e->rl && e->table == table && e->table_v6 == v6)
 		return;
 	xdp_rl__destroy(e->rl);
-	xdp_rl__destroy(e->rl_nc);
 	bench_plain__destroy(e->plain);
-	e->rl = rl_load(table, 0);
-	e->rl_nc = rl_load(table, 1);
+	e->rl = rl_load(table);
 	e->plain = plain_load(table, v6);
 	e->table = table;
 	e->table_v6 = v6;
@@ -193,7 +187,6 @@ static void set_target(struct kenv *e, enum prog_id p)
 		rl_publish(e->rl, XDP_RL_LIMIT_MAX);
 		fd = bpf_program__fd(e->rl->progs.xdp_rl);
 		break;
-	case P_RL_NOCLK: fd = bpf_program__fd(e->rl_nc->progs.xdp_rl); break;
 	default: fd = bpf_program__fd(e->plain->progs.plain); break;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
@@ -394,10 +387,9 @@ static __u32 table_for(const struct scen *sc)
 
 static void print_header(void)
 {
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %s\n", "scenario (steady state)",
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %s\n", "scenario (steady state)",
 	       "bare XDP_DROP ns/pkt", "bare XDP_PASS  (d)", "xdp-rl dropping (d)",
-	       "xdp-rl passing  (d)", "xdp-rl no clock (d)", "plain ref       (d)",
-	       "plain/xdp-rl (d) | total");
+	       "xdp-rl passing  (d)", "plain ref       (d)", "plain/xdp-rl (d) | total");
 }
 
 static void steady(struct kenv *e, const struct scen *sc)
@@ -447,8 +439,8 @@ static void steady(struct kenv *e, const struct scen *sc)
 	st = spread_of(q, e->runs);
 	snprintf(rb, sizeof(rb), "%.2fx [%.2f..%.2f] | %.2fx", st.med, st.lo, st.hi,
 		 spread_of(qt, e->runs).med);
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %s%s\n", sc->name, b[P_DROP], b[P_PASS],
-	       b[P_RL], b[P_RL_PASS], b[P_RL_NOCLK], b[P_PLAIN], rb, note);
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %s%s\n", sc->name, b[P_DROP], b[P_PASS],
+	       b[P_RL], b[P_RL_PASS], b[P_PLAIN], rb, note);
 	fflush(stdout);
 
 	if (!e->json)
@@ -570,10 +562,12 @@ static double wrapped(struct kenv *e, int fd)
 static void floor_direct(struct kenv *e)
 {
 	double dd[MAX_RUNS], dw[MAX_RUNS], d1[MAX_RUNS], d2[MAX_RUNS], d3[MAX_RUNS];
+	double d4[MAX_RUNS];
 	int drop = bpf_program__fd(e->bare->progs.bare_drop);
 	int clk = bpf_program__fd(e->bare->progs.bare_clock);
 	int coarse = bpf_program__fd(e->bare->progs.bare_coarse);
-	char b1[64], b2[64], b3[64], b4[64], b5[64];
+	int jiffies = bpf_program__fd(e->bare->progs.bare_jiffies);
+	char b1[64], b2[64], b3[64], b4[64], b5[64], b6[64];
 	int r;
 
 	for (r = 0; r < e->runs; r++) {
@@ -581,15 +575,18 @@ static void floor_direct(struct kenv *e)
 		dw[r] = wrapped(e, drop);
 		d2[r] = wrapped(e, clk) - dw[r];
 		d3[r] = wrapped(e, coarse) - dw[r];
+		d4[r] = wrapped(e, jiffies) - dw[r];
 		d1[r] = dw[r] - dd[r];
 	}
 	printf("floor: bare XDP_DROP run directly %s ns/pkt; through the wrapper and a tail call %s "
-	       "(%s). Clocks, over that floor: bpf_ktime_get_ns() %s, bpf_ktime_get_coarse_ns() %s\n",
+	       "(%s). Clocks, over that floor: bpf_ktime_get_ns() %s, bpf_ktime_get_coarse_ns() %s, "
+	       "bpf_jiffies64() (xdp-rl's tick clock) %s\n",
 	       fmt_spread(b1, sizeof(b1), spread_of(dd, e->runs), 0, 0),
 	       fmt_spread(b2, sizeof(b2), spread_of(dw, e->runs), 0, 0),
 	       fmt_spread(b3, sizeof(b3), spread_of(d1, e->runs), 1, 0),
 	       fmt_spread(b4, sizeof(b4), spread_of(d2, e->runs), 1, 0),
-	       fmt_spread(b5, sizeof(b5), spread_of(d3, e->runs), 1, 0));
+	       fmt_spread(b5, sizeof(b5), spread_of(d3, e->runs), 1, 0),
+	       fmt_spread(b6, sizeof(b6), spread_of(d4, e->runs), 1, 0));
 	if (e->json) {
 		json_begin(e, "kern_floor", "bare XDP_DROP");
 		fprintf(e->json, ", ");
@@ -602,6 +599,8 @@ static void floor_direct(struct kenv *e)
 		json_spread(e, "ktime_get_ns_ns", spread_of(d2, e->runs));
 		fprintf(e->json, ", ");
 		json_spread(e, "ktime_get_coarse_ns_ns", spread_of(d3, e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "jiffies64_ns", spread_of(d4, e->runs));
 		fprintf(e->json, "}");
 	}
 }
@@ -800,7 +799,6 @@ int cmd_kern(int argc, char **argv)
 		fclose(e.json);
 	}
 	xdp_rl__destroy(e.rl);
-	xdp_rl__destroy(e.rl_nc);
 	bench_plain__destroy(e.plain);
 	bench_wrap__destroy(e.wrap);
 	bench_bare__destroy(e.bare);
