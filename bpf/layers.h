@@ -10,9 +10,9 @@
  * layers after it are not charged at all.
  *
  * No layer ever passes more than its limit in one of its windows: a packet
- * that passes is never taken back, so when it passes, the layer's count (at
- * least the number of packets it has passed in this window) is within the
- * limit. Under concurrency a packet may be refused that could have passed:
+ * that passes is never taken back while its key keeps its slot (table.h),
+ * so when it passes, the layer's count (at least the number of packets it
+ * has passed in this window) is within the limit. Under concurrency a packet may be refused that could have passed:
  * it may see a count that includes another CPU's charge which that CPU is
  * about to take back. That errs on the side of the limit, never past it.
  */

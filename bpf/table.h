@@ -8,7 +8,8 @@
  * by its keyed hash. It is looked for in the first, then in the second, and
  * inserted into the one with more room (the first on a tie): three keys in
  * four are found in their first bucket, so a lookup mostly reads one
- * bucket, two adjacent 64-byte lines of an mmapable (page-aligned) array.
+ * bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
+ * 128 bytes, two adjacent 64-byte lines; IPv6, 192; each window more, 64.
  * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
  * hashes and compares through calls.
  *
@@ -30,7 +31,9 @@
  * window after step 2, and so the new key's window, sees the tag changed
  * when it reads it again: the charge is an atomic instruction, a full
  * barrier, made after step 1. It takes its charges back (window_undo lands
- * only in the window charged) and looks again, as a new source. Until then
+ * only in the window charged): on the fast path it then looks again, as a
+ * new source; on the general path it passes, counted as a table error, as
+ * a packet of a source that could not be tracked. Until then
  * the new key's count holds one charge too many: under that race a packet
  * of the new key may be refused that could have passed, never passed one
  * that should not. A charge made before step 2 is in a window step 2
@@ -225,27 +228,40 @@ static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, l
  * filling the first would turn away three in a thousand.
  */
 #define RANK_STALE	2
+#define RANK_AGE_MAX	((1ULL << 50) - 1)
 #define RANK_NEVER	(1ULL << 62)
 
 static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const int v6,
 				       const struct table_pos *pos, __u64 other_bucket)
 {
 	struct xdp_rl_state *st = slot_states(s, v6);
-	__u64 open = 0, age, rank, now, seen;
+	__u64 open = 0, age, rank, now, seen, end, m;
 	int i;
 
 #pragma unroll
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if ((__u32)i >= cfg_layers)
 			break;
-		/* Whether this window ends after now (times are far below 2^63). */
-		open |= mask_below(pos->now, xdp_rl_expires_ns(READ_ONCE(st[i].expires_gen)));
+		/*
+		 * Whether this window ends after now, and within the longest
+		 * window: an end on the other clock (after --per-key and
+		 * --aligned trade places) is over, as xdp_rl_window_over says.
+		 */
+		end = xdp_rl_expires_ns(READ_ONCE(st[i].expires_gen));
+		open |= mask_below(pos->now, end) &
+			mask_below(end - pos->now, XDP_RL_WINDOW_MAX_NS + XDP_RL_SHORTEN_SLACK_NS);
 	}
-	/* Seen longest ago first; a stamp from a later tick (another CPU's) is age 0. */
+	/*
+	 * Seen longest ago first; a stamp from a later tick (another CPU's) is
+	 * age 0, and ages stop at 2^34 ticks (199 days at HZ=1000) so that the
+	 * rank stays above a stale slot's.
+	 */
 	now = (pos->tick << 16) | SEEN_FOUND;
 	seen = READ_ONCE(s->seen);
 	age = (now - seen) & ~mask_below(now, seen);
-	rank = RANK_STALE + (open & ((1ULL << 50) - age));
+	m = mask_below(RANK_AGE_MAX, age);
+	age = (age & ~m) | (RANK_AGE_MAX & m);
+	rank = RANK_STALE + (open & (1 + RANK_AGE_MAX - age));
 	rank = (mask_nonzero(tag & XDP_RL_TAG_BUSY) & RANK_NEVER) |
 	       (~mask_nonzero(tag & XDP_RL_TAG_BUSY) & rank);
 	return (rank & mask_nonzero(tag)) | (other_bucket & 1 & ~mask_nonzero(tag));

@@ -204,7 +204,10 @@ __noinline long table_insert(__u32 t, const struct table_key *key,
 	       XDP_RL_BUCKET_SLOTS + ((__u64)at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
 }
 
-/* table_insert, counting what it did for the source tables (not the aggregates). */
+/*
+ * table_insert, counting what it did for the source tables (not the
+ * aggregates). Returns its result, INSERT_* flags and all, or -1.
+ */
 static __always_inline long table_add(const int t, const struct table_key *key,
 				      const struct table_pos *pos, struct xdp_rl_stats *st)
 {
@@ -219,15 +222,20 @@ static __always_inline long table_add(const int t, const struct table_key *key,
 		if (at & INSERT_EVICTED)
 			st->c[XDP_RL_STAT_EVICTIONS]++;
 	}
-	return at & INSERT_WHERE;
+	return at;
 }
 
+/* new_source_take: refused, or admitted without a charge to take back. */
+#define NEW_REFUSED	(~0ULL)
+#define NEW_FREE	(~1ULL)
+
 /*
- * Whether --new-sources (@cap) admits one more source into the table now.
+ * Whether --new-sources (@cap) admits one more source into the table now:
+ * the window generation charged (for new_source_give_back), or NEW_REFUSED.
  * Global, as table_insert: checked once, whatever paths reach it.
  */
-__noinline int new_source_admitted(const struct xdp_rl_layer *cap,
-				   const struct window_clock *clk)
+__noinline __u64 new_source_take(const struct xdp_rl_layer *cap,
+				 const struct window_clock *clk)
 {
 	struct xdp_rl_state *w;
 	__u32 zero = 0;
@@ -235,9 +243,24 @@ __noinline int new_source_admitted(const struct xdp_rl_layer *cap,
 	int op = 0;
 
 	if (!cap || !clk)
-		return 1;
+		return NEW_FREE;
 	w = bpf_map_lookup_elem(&newsrc, &zero);
-	return !w || window_hit(w, clk, cap->window_ns, 1, &op, &gen) <= cap->limit;
+	if (!w)
+		return NEW_FREE;
+	if (window_hit(w, clk, cap->window_ns, 1, &op, &gen) > cap->limit)
+		return NEW_REFUSED;
+	return gen;
+}
+
+/* A source another CPU inserted first used no new slot: take its charge back. */
+static __always_inline void new_source_give_back(__u64 gen)
+{
+	struct xdp_rl_state *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&newsrc, &zero);
+	if (w && gen != NEW_FREE)
+		window_undo(w, gen, 1);
 }
 
 /*
@@ -254,10 +277,22 @@ static __always_inline long source_new(const struct packet *p, const int v6,
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
 	struct table_key k = {};
+	__u64 gen = NEW_FREE;
 	long at;
 
-	if (!live->new_sources.limit || new_source_admitted(&live->new_sources, clk))
-		return table_add(ts, &p->key, pos, st);
+	if (live->new_sources.limit)
+		gen = new_source_take(&live->new_sources, clk);
+	if (gen != NEW_REFUSED) {
+		at = table_add(ts, &p->key, pos, st);
+		/* Only a source given a slot counts against --new-sources. */
+		if (at >= 0 && !(at & INSERT_NEW) && live->new_sources.limit)
+			new_source_give_back(gen);
+		return at;
+	}
+	/* Refused: unless another CPU has just given the source a slot. */
+	at = table_find(table_map(ts), v6, &p->key, pos);
+	if (at >= 0)
+		return at;
 	st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
 	if (live->on_full == XDP_RL_FULL_PASS) {
 		*verdict = V_PASS;
@@ -331,7 +366,7 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	__u32 room = cfg_layers, id;
 	struct charge ch;
 	__u64 opened = 0;
-	int pass, i;
+	int pass;
 
 	if (!r || !lim || !st)
 		return V_PASS;
@@ -357,17 +392,6 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 #undef TABLE_STATES
 	if (!s)
 		return V_PASS;
-	/*
-	 * Layers the key has room for but that are not in force for it now
-	 * (a `set` with fewer layers, a rule with fewer) hold stale windows:
-	 * close them, so that a layer put back later starts empty.
-	 */
-	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-		if ((__u32)i >= room)
-			break;
-		if ((__u32)i >= r->n && xdp_rl_expires_ns(READ_ONCE(s[i].expires_gen)))
-			window_close(&s[i]);
-	}
 	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {

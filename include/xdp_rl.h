@@ -81,8 +81,9 @@ struct xdp_rl_key6 {
  * aggregate (agg4, agg6) live in tables of fixed size: BPF array maps of
  * buckets, mmapable so that xdp-rl reads and resets them in place. A bucket
  * holds XDP_RL_BUCKET_SLOTS slots; a key lives in one of two buckets chosen
- * by a keyed hash, so that finding it costs one bucket (two 64-byte lines)
- * in the common case. bpf/table.h has the protocol.
+ * by a keyed hash, so that finding it costs one bucket (IPv4 with one
+ * window: two 64-byte lines) in the common case. bpf/table.h has the
+ * protocol.
  *
  * A slot is a struct xdp_rl_slot, then, in IPv6 tables, the key (struct
  * xdp_rl_key6), then the state of each layer (struct xdp_rl_state).
@@ -103,8 +104,8 @@ struct xdp_rl_slot {
 	__u64 tag;
 	/*
 	 * When the key was last seen: the tick (jiffies) << 16, and below it
-	 * the order of its insert among those of its tick (0xffff once a
-	 * packet found it), so that eviction goes by age even within a tick.
+	 * the inserting CPU's insert count (15 bits; 0xffff once a packet found
+	 * the slot), so that eviction goes roughly by age within a tick too.
 	 */
 	__u64 seen;
 };
@@ -200,6 +201,9 @@ static inline __u64 xdp_rl_count(__u64 count_gen)
  * window that another CPU had just opened, and break exactness.
  */
 #define XDP_RL_SHORTEN_SLACK_NS	1000000000ULL	/* 1s */
+
+/* The longest window xdp-rl takes (366 days). */
+#define XDP_RL_WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)
 
 /*
  * Whether the window in @expires_gen is over at @now. Shared by the datapath

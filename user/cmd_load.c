@@ -337,7 +337,7 @@ static int do_load(const char *ifname, struct settings *s)
 	LIBBPF_OPTS(bpf_link_create_opts, lopts);
 	struct limiter old, cur;
 	struct xdp_rl *skel = NULL;
-	int replacing = 0, made_dir = 0, link_fd = -1, ret = EXIT_FAIL, wrote = 0;
+	int replacing = 0, made_dir = 0, link_fd = -1, ret = EXIT_FAIL, wrote = 0, swapped = 0;
 	__u32 zero = 0;
 	int id;
 
@@ -422,6 +422,7 @@ static int do_load(const char *ifname, struct settings *s)
 			err("cannot replace the program on '%s': %m", ifname);
 			goto out;
 		}
+		swapped = 1;	/* the new program runs, on the new settings */
 		if (pin_maps(skel, dir)) {
 			err("the new program runs on '%s', but its state could not be "
 			    "pinned: run 'xdp-rl unload %s' and load again", ifname, ifname);
@@ -464,7 +465,7 @@ static int do_load(const char *ifname, struct settings *s)
 	putchar('\n');
 	ret = EXIT_DONE;
 out:
-	if (ret != EXIT_DONE && replacing && wrote) {
+	if (ret != EXIT_DONE && replacing && wrote && !swapped) {
 		/*
 		 * The old program reads the reused config: give its settings
 		 * back, through the spare slot as any change goes.

@@ -127,10 +127,13 @@ static void source_fill(struct source *src, const struct xdp_rl_state *st,
  * An entry of the table pinned as @id: a source (its key, and the layers of
  * its rule or the global ones), or in an aggregate table the /24 or /48
  * budget that new sources refused a slot share (--on-table-full aggregate).
+ * The rule is the one for @asked, the address as the datapath looks it up
+ * (a key is masked; the sources in it may match other rules), or for the
+ * key if NULL; it is copied into @rbuf.
  */
 static void source_from(struct source *src, int id, const void *key,
 			const struct xdp_rl_state *st, const struct limiter *l, __u64 now,
-			struct xdp_rl_rule *rbuf)
+			const struct ip_addr *asked, struct xdp_rl_rule *rbuf)
 {
 	const struct xdp_rl_live *live = limiter_live(l);
 	const struct xdp_rl_layer *lay = live->layer;
@@ -148,7 +151,7 @@ static void source_from(struct source *src, int id, const void *key,
 		return;
 	}
 	src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
-	src->rule = rule_for(l, &src->key, rbuf);
+	src->rule = rule_for(l, asked ? asked : &src->key, rbuf);
 	if (src->rule && src->rule->action == XDP_RL_RULE_LIMIT &&
 	    !(src->rule->flags & XDP_RL_RULE_F_SHARED)) {
 		lay = src->rule->layer;
@@ -182,7 +185,7 @@ static int foreach_source(const struct limiter *l, int id, source_fn fn, void *c
 		if (!slot_key(&t, s, k))
 			continue;
 		memcpy(win.layer, slot_windows(&t, s), t.layers * sizeof(win.layer[0]));
-		source_from(&src, id, k, win.layer, l, now, &rbuf);
+		source_from(&src, id, k, win.layer, l, now, NULL, &rbuf);
 		if (source_open(&src) && fn(&src, ctx))
 			r = 1;
 	}
@@ -719,6 +722,10 @@ static int table_read(const struct limiter *l, int id, const __u32 k[4],
 		memcpy(w, slot_windows(&t, s), t.layers * sizeof(*w));
 		if (forget)
 			slot_close_windows(&t, s);
+		/* The slot may have passed to another key between the find and the close. */
+		if (forget && !table_find(&t, k) && s->tag)
+			err("warning: on '%s', the slot passed to another source as it was reset; "
+			    "that source's window restarted too", l->ifname);
 	}
 	table_unmap(&t);
 	return s != NULL;
@@ -735,6 +742,7 @@ int cmd_get(int argc, char **argv)
 	const struct xdp_rl_rule *rule;
 	struct xdp_rl_layers st;
 	struct xdp_rl_rule rbuf;
+	struct xdp_rl_rule sbuf;
 	struct ip_addr a, key;
 	struct source src, agg;
 	struct limiter l;
@@ -777,13 +785,14 @@ int cmd_get(int argc, char **argv)
 		id = source_key(&l, &key, k);
 		found = table_read(&l, id, k, st.layer, 0);
 		if (found >= 0)
-			source_from(&src, id, key.bytes, found ? st.layer : NULL, &l, now, &rbuf);
+			source_from(&src, id, key.bytes, found ? st.layer : NULL, &l, now, &a,
+				    &sbuf);
 		if (found >= 0 && !source_open(&src)) {
 			/* Refused a slot by --new-sources: charged to its /24 or /48. */
 			id = agg_key(&a, &key, k);
 			found = table_read(&l, id, k, st.layer, 0);
 			if (found > 0) {
-				source_from(&agg, id, key.bytes, st.layer, &l, now, &rbuf);
+				source_from(&agg, id, key.bytes, st.layer, &l, now, NULL, &sbuf);
 				if (source_open(&agg))
 					src = agg;
 			}

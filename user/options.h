@@ -11,7 +11,7 @@
 #include "xdp_rl.h"
 
 #define WINDOW_MIN_NS	1000000ULL			/* 1ms */
-#define WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)	/* 366 days */
+#define WINDOW_MAX_NS	XDP_RL_WINDOW_MAX_NS			/* 366 days */
 
 struct ip_addr {
 	int family;		/* AF_INET or AF_INET6 */

@@ -379,6 +379,107 @@ void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "");
 }
 
+/* ---- the layers in force, across a rule change ------------------------------ */
+
+/*
+ * A slot's windows beyond the layers in force for its key are kept closed:
+ * when a change leaves a key fewer layers, those it dropped are closed, so
+ * that one put back later starts empty rather than with its old count.
+ * `set` does this for the limit's layers; rule changes do it here, for the
+ * keys inside the rule's prefix. (A key is the source masked to
+ * --v4-prefix/--v6-prefix; its rule is looked up as the datapath looks up a
+ * source's, which for sources finer than the key may differ: they share
+ * the key's windows.)
+ */
+struct held {
+	int id;			/* PIN_SRC4 or PIN_SRC6 */
+	__u64 slot;
+	__u32 key[4];
+	__u32 layers;		/* in force before the change */
+};
+
+struct holding {
+	struct held *v;
+	size_t n, cap;
+};
+
+/* The layers charged to key @k (a table key, PIN_SRC4/6 @id) under the rules now. */
+static __u32 key_layers(const struct limiter *l, int id, const __u32 k[4])
+{
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = 32, .addr = k[0] };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = 128 };
+	int v6 = id == PIN_SRC6;
+	struct xdp_rl_rule r;
+
+	memcpy(k6.addr, k, sizeof(k6.addr));
+	if (bpf_map_lookup_elem(l->fd[v6 ? PIN_RULES6 : PIN_RULES4], v6 ? (void *)&k6 : (void *)&k4,
+				&r))
+		return limiter_live(l)->nlayers;
+	/* allow, deny and --shared leave the key's own windows unused. */
+	return r.action == XDP_RL_RULE_LIMIT && !(r.flags & XDP_RL_RULE_F_SHARED) ? r.nlayers : 0;
+}
+
+/* Before a change of the rule for @p: the keys inside it and their layers in force. */
+static int held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h)
+{
+	int id = p->addr.family == AF_INET ? PIN_SRC4 : PIN_SRC6;
+	struct ip_addr a = { .family = p->addr.family };
+	struct xdp_rl_slot *s;
+	struct table t;
+	struct held *v;
+	__u64 i;
+
+	if (limiter_table(l, id, &t, "cannot read the sources of"))
+		return -1;
+	for (i = 0; i < table_nslots(&t); i++) {
+		s = table_slot(&t, i);
+		if (!slot_key(&t, s, (__u32 *)a.bytes))
+			continue;
+		mask_addr(&a, p->prefix);
+		if (memcmp(a.bytes, p->addr.bytes, sizeof(a.bytes)))
+			continue;
+		if (h->n == h->cap) {
+			h->cap = h->cap ? 2 * h->cap : 256;
+			v = realloc(h->v, h->cap * sizeof(*v));
+			if (!v) {
+				table_unmap(&t);
+				errno = ENOMEM;
+				return -1;
+			}
+			h->v = v;
+		}
+		v = &h->v[h->n++];
+		v->id = id;
+		v->slot = i;
+		slot_key(&t, s, v->key);
+		v->layers = key_layers(l, id, v->key);
+	}
+	table_unmap(&t);
+	return 0;
+}
+
+/* After it: close the layers each key held that it has no longer. */
+static void held_close(const struct limiter *l, const struct holding *h)
+{
+	struct xdp_rl_slot *s;
+	struct table t;
+	__u32 k[4], now;
+	size_t i;
+
+	if (!h->n || limiter_table(l, h->v[0].id, &t, "warning: cannot clear the layers dropped on"))
+		return;
+	for (i = 0; i < h->n; i++) {
+		s = table_slot(&t, h->v[i].slot);
+		/* Skip a slot that has passed to another key since. */
+		if (!slot_key(&t, s, k) || memcmp(k, h->v[i].key, sizeof(k)))
+			continue;
+		now = key_layers(l, h->v[i].id, k);
+		if (now < h->v[i].layers)
+			slot_close_layers(&t, s, now, h->v[i].layers);
+	}
+	table_unmap(&t);
+}
+
 /* ---- the commands ---------------------------------------------------------- */
 
 /* After rules changed: the rule counts and the clock choice go live. */
@@ -394,6 +495,7 @@ static int rules_publish(struct limiter *l)
 static int rule_add(int argc, char **argv)
 {
 	static rule_ids used;
+	struct holding held = {};
 	struct rule_spec r;
 	struct limiter l;
 	char why[256], desc[256];
@@ -417,6 +519,11 @@ static int rule_add(int argc, char **argv)
 		    r.rule.nlayers);
 		goto out;
 	}
+	if (held_collect(&l, &r, &held)) {
+		err("cannot add rule %s on '%s': cannot read the sources it covers: %m",
+		    desc, ifname);
+		goto out;
+	}
 	rule_ids_used(l.fd, used);
 	if (rule_insert(l.fd, &r, used)) {
 		if (errno == EEXIST)
@@ -433,9 +540,11 @@ static int rule_add(int argc, char **argv)
 		err("added rule %s on '%s', but cannot publish it: %m", desc, ifname);
 		goto out;
 	}
+	held_close(&l, &held);
 	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
 	ret = EXIT_DONE;
 out:
+	free(held.v);
 	limiter_close(&l);
 	return ret;
 }
@@ -445,6 +554,7 @@ static int rule_del(int argc, char **argv)
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
 	char pfx[INET6_ADDRSTRLEN + 8];
+	struct holding held = {};
 	struct rule_spec r = {};
 	const char *e, *ifname;
 	struct limiter l;
@@ -462,6 +572,11 @@ static int rule_del(int argc, char **argv)
 	    state_lock() < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
+	if (held_collect(&l, &r, &held)) {
+		err("cannot delete rule %s on '%s': cannot read the sources it covers: %m",
+		    pfx, ifname);
+		goto out;
+	}
 	rule_key(&r, &k4, &k6);
 	rc = r.addr.family == AF_INET ? bpf_map_delete_elem(l.fd[PIN_RULES4], &k4) :
 					bpf_map_delete_elem(l.fd[PIN_RULES6], &k6);
@@ -477,9 +592,11 @@ static int rule_del(int argc, char **argv)
 		err("deleted rule %s on '%s', but cannot publish it: %m", pfx, ifname);
 		goto out;
 	}
+	held_close(&l, &held);
 	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
 	ret = EXIT_DONE;
 out:
+	free(held.v);
 	limiter_close(&l);
 	return ret;
 }

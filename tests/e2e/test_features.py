@@ -270,6 +270,23 @@ def test_layer_dropped_by_set_starts_empty_when_put_back(bed):
     assert bed.counts()[src] == 16, "the 10m layer starts afresh: 8 more"
 
 
+def test_layer_dropped_by_a_rule_change_starts_empty_when_put_back(bed):
+    """The same for a rule: deleted, its sources fall back to the one global
+    layer; its second layer, put back by adding the rule again, starts empty."""
+    src = "198.19.49.1"
+    rule = ["198.19.49.0/24", "--layer", "100/60s", "--layer", "3/10m"]
+    bed.nft_counters({src: saddr(src)})
+    bed.load("--limit", 100, "--window", "60s", "--max-layers", 2)
+    bed.xdp_ok("rule", "add", bed.rx_if, *rule)
+    bed.send(src, 10)
+    assert bed.counts()[src] == 3
+    bed.xdp_ok("rule", "del", bed.rx_if, "198.19.49.0/24")
+    bed.xdp_ok("rule", "add", bed.rx_if, *rule)
+    assert [x["count"] for x in bed.get(src)["layers"]] == [3, 0]
+    bed.send(src, 10)
+    assert bed.counts()[src] == 6, "the 10m layer starts afresh: 3 more"
+
+
 def test_dry_run_counts_what_a_deny_rule_would_drop(bed):
     src = "198.19.46.1"
     bed.nft_counters({src: saddr(src)})

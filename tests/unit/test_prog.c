@@ -722,21 +722,6 @@ static void test_layers(void)
 	e.skel->bss->fake_now_ns += 10 * SEC_NS;
 	check(send_n(&e, &a, 4) == 3, "layers: both windows over: 3 pass again");
 
-	/* A layer out of force is closed at the next packet, so it comes back empty. */
-	check(count4_layer(&e, "198.18.7.1", 1) == 3, "layers: the 10s layer holds 3");
-	live = live_of(1, two);
-	env_live(&e, &live);
-	send_n(&e, &a, 1);
-	live = live_of(2, two);
-	env_live(&e, &live);
-	/* Closed: no end (reads as empty); the next charge opens a new window. */
-	check(xdp_rl_expires_ns(windows4(&e, "198.18.7.1")[1].expires_gen) == 0 &&
-	      send_n(&e, &a, 1) == 0,
-	      "layers: a layer taken out of force (one layer, one packet) and put back "
-	      "is closed; the 1s layer, at 5 of 3, still refuses");
-	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_EXP_GRAIN;
-	check(send_n(&e, &a, 1) == 1 && count4_layer(&e, "198.18.7.1", 1) == 1,
-	      "layers: the next packet the 1s layer admits opens a new 10s window: count 1");
 	env_free(&e);
 }
 
@@ -797,6 +782,40 @@ static void test_rules(void)
 	      "rules: --layer 6/10s applies to each source in the prefix on its own");
 	check(send_n(&e, &sh1, 3) + send_n(&e, &sh2, 3) == 4,
 	      "rules: --shared 4/10s is one budget for the whole prefix");
+	env_free(&e);
+}
+
+/*
+ * Sources finer than the key share its windows, whatever rule each matches:
+ * a packet of a source whose rule has fewer layers must leave the key's
+ * other layers alone (--v4-prefix 24; a /32 rule with one layer inside).
+ */
+static void test_rule_finer_than_key(void)
+{
+	static const struct xdp_rl_layer two[] = { { 100, SEC_NS }, { 5, 3600 * SEC_NS } };
+	struct xdp_rl_rule one = { .id = 0, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
+				   .layer = { { 1000, SEC_NS } } };
+	struct pkt s5 = build(&(struct pkt_spec){ V4, "198.18.20.5" });
+	struct pkt s6 = build(&(struct pkt_spec){ V4, "198.18.20.6" });
+	struct xdp_rl_live live = live_of(2, two);
+	struct env e;
+	int got;
+
+	if (env_load(&e, &(struct load_opts){ .v4_prefix = 24, .layers = 2 })) {
+		check(0, "rules finer than the key: load: %s", strerror(errno));
+		return;
+	}
+	rule4(&e, "198.18.20.5", 32, &one);
+	live.nrules4 = 1;
+	env_live(&e, &live);
+	got = send_n(&e, &s6, 5);
+	send_n(&e, &s5, 1);
+	e.skel->bss->fake_now_ns += 2 * SEC_NS;
+	got += send_n(&e, &s6, 5);
+	check(got == 5 && count4_layer(&e, "198.18.20.0", 1) == 10,
+	      "rules finer than the key: a one-layer /32 inside keeps the /24 key's "
+	      "hour layer: 5 of 10 pass in the hour, not 10 (count %lld)",
+	      count4_layer(&e, "198.18.20.0", 1));
 	env_free(&e);
 }
 
@@ -1073,7 +1092,7 @@ static void test_table_concurrency(void)
 	struct walk wk;
 	struct env e;
 	__u32 i, a;
-	int r, bad = 0;
+	int r, bad = 0, unique;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		printf("skip - table under concurrency: needs two online CPUs\n");
@@ -1098,7 +1117,8 @@ static void test_table_concurrency(void)
 		inet_ntop(AF_INET, &a, addr, sizeof(addr));
 		bad += count4(&e, addr) != 10;
 	}
-	check(!r && !bad && table_unique(&e.t4, &live) && live == NEW &&
+	unique = table_unique(&e.t4, &live);
+	check(!r && !bad && unique && live == NEW &&
 	      stat_delta(&e, &before, XDP_RL_STAT_INSERTS) == NEW &&
 	      stat_delta(&e, &before, XDP_RL_STAT_PASSED) == 3 * NEW &&
 	      stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS) == 0,
@@ -1162,6 +1182,7 @@ int main(void)
 	test_layers();
 	test_rules();
 	test_new_sources();
+	test_rule_finer_than_key();
 	test_layers_concurrency();
 	test_table();
 	test_table_concurrency();
