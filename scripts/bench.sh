@@ -10,7 +10,7 @@
 # measured, never asserted; make test does not run this.
 #
 #   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds
-#   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 7)
+#   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
@@ -31,7 +31,7 @@ for f in "$bp" "$bin"; do
 done
 
 quick=${BENCH_QUICK:-0}
-rounds=${BENCH_E2E_ROUNDS:-7}
+rounds=${BENCH_E2E_ROUNDS:-11}
 secs=${BENCH_E2E_SECONDS:-1}
 kern_args=(--json "$out/kern.json")
 if [ "$quick" = 1 ]; then
@@ -88,8 +88,9 @@ ids = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", prog], c
 maps = [json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], check=True,
                                   capture_output=True, text=True).stdout) for i in ids]
 src = {m["name"]: m for m in maps if m["name"] in ("src4", "src6")}
+# The tables' entries are buckets; per source is per --max-sources.
 print("  check: 'xdp-rl load --max-sources %d', bpftool map show: " % n + ", ".join(
-    "%s %d B (%.1f B/source)" % (k, src[k]["bytes_memlock"], src[k]["bytes_memlock"] / src[k]["max_entries"])
+    "%s %d B (%.1f B/source)" % (k, src[k]["bytes_memlock"], src[k]["bytes_memlock"] / n)
     for k in sorted(src)) + ", all %d maps %d B" % (len(maps), sum(m["bytes_memlock"] for m in maps)))
 EOF
 	"$bin" -n "$rx" unload "$rx_if" >/dev/null
