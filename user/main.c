@@ -74,16 +74,22 @@ static const struct command commands[] = {
 	  "Show the limiters in this network namespace (or on IFACE) and their settings.\n" },
 	{ "stats", cmd_stats, "stats IFACE [--json] [--watch SECONDS]",
 	  "Show the totals since load: passed, dropped, would-drop (dry run), not IP,\n"
-	  "malformed, windows opened, table errors. --watch prints them every\n"
-	  "SECONDS with rates, until interrupted (with --json: one object a line).\n" },
+	  "malformed, windows opened, table errors, inserts, evictions, refused and\n"
+	  "aggregated new sources, allowed and denied by rules. --watch prints them\n"
+	  "every SECONDS with rates, until interrupted (with --json: one object a line).\n" },
 	{ "get", cmd_get, "get IFACE ADDRESS [--json]",
-	  "Show the window of the source ADDRESS belongs to: its key, its count (drops\n"
-	  "included) and the time left. A window that has ended shows as empty.\n" },
+	  "Show the window that limits ADDRESS: its source's (its key, its count, drops\n"
+	  "included, and the time left), its --shared rule's budget, or, for a source\n"
+	  "refused a slot of its own, its /24 or /48 aggregate window. A window that\n"
+	  "has ended shows as empty.\n" },
 	{ "reset", cmd_reset, "reset IFACE (ADDRESS | --all)",
-	  "Forget a source's window (or every source's): its next packet opens a new one.\n" },
+	  "Forget the window that limits ADDRESS (as 'get' shows it), or with --all\n"
+	  "every window: sources, aggregates, shared budgets. The next packet opens\n"
+	  "a new one.\n" },
 	{ "top", cmd_top, "top IFACE [--count N] [--json]",
-	  "List the sources with the highest counts in their current window, highest\n"
-	  "first (default 10). Windows that have ended are not listed.\n" },
+	  "List the windows with the highest counts, highest first (default 10):\n"
+	  "sources, and aggregate and --shared windows, marked as such. Windows that\n"
+	  "have ended are not listed.\n" },
 	{ "rule", cmd_rule,
 	  "rule add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])\n"
 	  "       rule del IFACE CIDR\n"
