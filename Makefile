@@ -85,7 +85,7 @@ $(BUILD)/tests/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
 		-Wno-missing-field-initializers -c $< -o $@
 
-$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/table.o $(BUILD)/user/skel.o
+$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/mtable.o $(BUILD)/user/skel.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 

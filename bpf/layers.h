@@ -19,7 +19,7 @@
 #ifndef XDP_RL_LAYERS_H
 #define XDP_RL_LAYERS_H
 
-#include "xdp_rl.h"
+#include "maps.h"
 #include "window.h"
 
 /* What a packet's charge did to a key's layers. */

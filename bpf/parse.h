@@ -16,7 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "xdp_rl.h"
+#include "maps.h"
 
 #ifndef ETH_P_8021AD
 #define ETH_P_8021AD	0x88A8
@@ -32,12 +32,6 @@ struct vlan_tag {
 	__be16 encap_proto;
 };
 
-enum parse_result {
-	PARSE_IPV4,
-	PARSE_IPV6,
-	PARSE_NOT_IP,		/* well-formed, but neither IPv4 nor IPv6 */
-	PARSE_MALFORMED,	/* truncated or inconsistent header */
-};
 
 static __always_inline int is_vlan(__be16 proto)
 {

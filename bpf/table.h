@@ -45,13 +45,11 @@
  * an eviction: a source's open window is forgotten, as the least recently
  * used entry of an LRU map is.
  *
- * Needs, from the program: the `locks` map and the rodata cfg_layers.
  */
 #ifndef XDP_RL_TABLE_H
 #define XDP_RL_TABLE_H
 
-#include <bpf/bpf_helpers.h>
-#include "xdp_rl.h"
+#include "maps.h"
 #include "window.h"
 
 /* A key as the tables take it: k[0] in IPv4 tables, as in the packet. */
@@ -71,10 +69,40 @@ struct table_pos {
 
 #define SEEN_FOUND	0xffffULL	/* seen's low bits once a packet found the slot */
 
-/* Besides where a slot is (table_find, table_insert): what an insert did. */
+/*
+ * Where a key's slot is, as table_find and table_insert give it (a number,
+ * so that the paths that find a slot join with one verifier state): the
+ * slot's index, bucket * XDP_RL_BUCKET_SLOTS + slot, in the low 32 bits,
+ * and above them what an insert did; -1 if the key has no slot. Read it
+ * with the accessors below.
+ */
 #define INSERT_NEW	(1L << 40)	/* the key was given a slot */
 #define INSERT_EVICTED	(1L << 41)	/* ... that held an open window of another */
 #define INSERT_WHERE	0xffffffffL
+
+/* The slot's index in its table. */
+static __always_inline __u32 at_index(long at)
+{
+	return at & INSERT_WHERE;
+}
+
+/* Whether the insert gave the key a slot of its own (it had none). */
+static __always_inline int at_inserted(long at)
+{
+	return !!(at & INSERT_NEW);
+}
+
+/* Whether that slot held an open window of another key (an eviction). */
+static __always_inline int at_evicted(long at)
+{
+	return !!(at & INSERT_EVICTED);
+}
+
+/* The insert flags of @at, to carry over to another index. */
+static __always_inline long at_flags(long at)
+{
+	return at & ~INSERT_WHERE;
+}
 
 static __always_inline void table_pos(struct table_pos *pos, const struct table_key *key,
 				      const int v6, __u32 nbuckets, __u64 seed)
@@ -210,12 +238,12 @@ static __always_inline long table_find(void *map, const int v6, const struct tab
 /* The slot at @at (from table_find or table_insert) in @map, or NULL. */
 static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, long at)
 {
-	__u32 b = (at & INSERT_WHERE) / XDP_RL_BUCKET_SLOTS;
+	__u32 b = at_index(at) / XDP_RL_BUCKET_SLOTS;
 	void *bk = bpf_map_lookup_elem(map, &b);
 
 	if (!bk)
 		return NULL;
-	return bk + ((__u64)at % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
+	return bk + (at_index(at) % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
 }
 
 /*

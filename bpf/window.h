@@ -41,8 +41,7 @@
 #ifndef XDP_RL_WINDOW_H
 #define XDP_RL_WINDOW_H
 
-#include <bpf/bpf_helpers.h>
-#include "xdp_rl.h"
+#include "maps.h"
 
 #ifndef READ_ONCE
 #define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))

@@ -14,111 +14,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
-#include "xdp_rl.h"
+#include "maps.h"
 #include "parse.h"
 #include "window.h"
-
-/* Fixed at load time by xdp-rl; the verifier prunes what they rule out. */
-const volatile __u32 cfg_bytes = 0;
-const volatile __u32 cfg_layers = 1;	/* windows per slot, --max-layers */
-const volatile __be32 cfg_v4_mask = 0xffffffff;
-const volatile __be32 cfg_v6_mask[4] = { 0xffffffff, 0xffffffff, 0, 0 };
-const volatile __u64 cfg_seed = 0;	/* the tables' hash key */
-/* Buckets in src4, src6, agg4 and agg6 (the maps' max_entries). */
-const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
-/* Tests only: take the time from fake_now_ns instead of the kernel clock. */
-const volatile __u32 cfg_fake_clock = 0;
-__u64 fake_now_ns = 0;
-
-enum { T_SRC4, T_SRC6, T_AGG4, T_AGG6, T_SHARED };
-
-/* Written by clock_sync, for xdp-rl to measure the tick clock's base. */
-__u64 sync_jiffies = 0, sync_coarse_ns = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_config);
-} config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_stats);
-} stats SEC(".maps");
-
-/*
- * Source tables (table.h): buckets of slots. xdp-rl sets the number of
- * buckets from --max-sources, and the value size from the layers a slot has
- * room for, before load.
- */
-#define SOURCE_TABLE(name)						\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_ARRAY);			\
-		__uint(map_flags, BPF_F_MMAPABLE);			\
-		__uint(max_entries, 1);					\
-		__uint(key_size, sizeof(__u32));			\
-		__uint(value_size, XDP_RL_BUCKET_SLOTS * 64);		\
-	} name SEC(".maps")
-
-SOURCE_TABLE(src4);
-SOURCE_TABLE(src6);
-/* --on-table-full aggregate: new sources refused a slot share a /24 or /48. */
-SOURCE_TABLE(agg4);
-SOURCE_TABLE(agg6);
-
-/* Inserts into any table take one of these, chosen by the key's hash. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XDP_RL_LOCKS);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_lock);
-} locks SEC(".maps");
-
 #include "table.h"
 #include "layers.h"
-
-/* The window that caps inserts (--new-sources N/DUR). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_state);
-} newsrc SEC(".maps");
-
-/* Per-prefix rules; the datapath looks only when live->nrules* says so. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XDP_RL_MAX_RULES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xdp_rl_rule_key4);
-	__type(value, struct xdp_rl_rule);
-} rules4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, XDP_RL_MAX_RULES);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct xdp_rl_rule_key6);
-	__type(value, struct xdp_rl_rule);
-} rules6 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDP_RL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_rule_hits);
-} rule_hits SEC(".maps");
-
-/* The windows of --shared rules, by rule id; xdp-rl zeroes one on `rule add`. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XDP_RL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xdp_rl_layers);
-} shared SEC(".maps");
 
 enum verdict { V_PASS, V_LIMIT, V_DENY, V_MALFORMED };
 
@@ -200,8 +100,8 @@ __noinline long table_insert(__u32 t, const struct table_key *key,
 #undef PAIR_INSERT
 	if (at < 0)
 		return -1;
-	return (long)((at & INSERT_WHERE) < XDP_RL_BUCKET_SLOTS ? b1 : b2) *
-	       XDP_RL_BUCKET_SLOTS + ((__u64)at % XDP_RL_BUCKET_SLOTS) + (at & ~INSERT_WHERE);
+	return (long)(at_index(at) < XDP_RL_BUCKET_SLOTS ? b1 : b2) * XDP_RL_BUCKET_SLOTS +
+	       at_index(at) % XDP_RL_BUCKET_SLOTS + at_flags(at);
 }
 
 /*
@@ -217,9 +117,9 @@ static __always_inline long table_add(const int t, const struct table_key *key,
 		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
 		return -1;
 	}
-	if ((at & INSERT_NEW) && (t == T_SRC4 || t == T_SRC6)) {
+	if (at_inserted(at) && (t == T_SRC4 || t == T_SRC6)) {
 		st->c[XDP_RL_STAT_INSERTS]++;
-		if (at & INSERT_EVICTED)
+		if (at_evicted(at))
 			st->c[XDP_RL_STAT_EVICTIONS]++;
 	}
 	return at;
@@ -285,7 +185,7 @@ static __always_inline long source_new(const struct packet *p, const int v6,
 	if (gen != NEW_REFUSED) {
 		at = table_add(ts, &p->key, pos, st);
 		/* Only a source given a slot counts against --new-sources. */
-		if (at >= 0 && !(at & INSERT_NEW) && live->new_sources.limit)
+		if (at >= 0 && !at_inserted(at) && live->new_sources.limit)
 			new_source_give_back(gen);
 		return at;
 	}

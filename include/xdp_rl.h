@@ -18,19 +18,40 @@
 /* Pinned objects live in PIN_ROOT/<netns-inode>/<ifindex>/ */
 #define XDP_RL_PIN_ROOT		"xdp-rl"
 #define XDP_RL_PIN_LINK		"link"
-/* Map names are the pin names; BPF object names are cut at 15 chars. */
-#define XDP_RL_MAP_CONFIG	"config"
-#define XDP_RL_MAP_STATS	"stats"
-#define XDP_RL_MAP_SRC4		"src4"
-#define XDP_RL_MAP_SRC6		"src6"
-#define XDP_RL_MAP_RULES4	"rules4"
-#define XDP_RL_MAP_RULES6	"rules6"
-#define XDP_RL_MAP_RULE_HITS	"rule_hits"
-#define XDP_RL_MAP_SHARED	"shared"
-#define XDP_RL_MAP_AGG4		"agg4"
-#define XDP_RL_MAP_AGG6		"agg6"
-#define XDP_RL_MAP_NEWSRC	"newsrc"
-#define XDP_RL_MAP_LOCKS	"locks"
+
+/*
+ * Every map of the program, in one list: X(ID, name, kind). bpf/maps.h
+ * declares each map under this name, user space pins it under the same name
+ * (user/limiter.c) and takes the skeleton's map by it (user/skel.c), and
+ * `load --force` decides by kind which maps a replacement keeps. BPF object
+ * names are cut at 15 characters: keep names shorter.
+ */
+enum xdp_rl_map_kind {
+	XDP_RL_KEEP,		/* kept by every replacement */
+	XDP_RL_KEEP_TABLE,	/* a source table: kept while its layout is the same */
+	XDP_RL_KEEP_RULES,	/* the rules: kept unless --rules brings new ones */
+};
+
+#define XDP_RL_MAPS(X)						\
+	X(CONFIG, config, XDP_RL_KEEP)				\
+	X(STATS, stats, XDP_RL_KEEP)				\
+	X(SRC4, src4, XDP_RL_KEEP_TABLE)			\
+	X(SRC6, src6, XDP_RL_KEEP_TABLE)			\
+	X(RULES4, rules4, XDP_RL_KEEP_RULES)			\
+	X(RULES6, rules6, XDP_RL_KEEP_RULES)			\
+	X(RULE_HITS, rule_hits, XDP_RL_KEEP_RULES)		\
+	X(SHARED, shared, XDP_RL_KEEP_RULES)			\
+	X(AGG4, agg4, XDP_RL_KEEP_TABLE)			\
+	X(AGG6, agg6, XDP_RL_KEEP_TABLE)			\
+	X(NEWSRC, newsrc, XDP_RL_KEEP)				\
+	X(LOCKS, locks, XDP_RL_KEEP)
+
+#define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
+enum xdp_rl_map_id {
+	XDP_RL_MAPS(XDP_RL_MAP_ENUM)
+	XDP_RL_NMAPS,
+};
+#undef XDP_RL_MAP_ENUM
 
 /* ---- Limits ------------------------------------------------------------ */
 
@@ -340,24 +361,33 @@ struct xdp_rl_layers {
 
 /* ---- Statistics (per-CPU array, one element) ----------------------------- */
 
+/*
+ * Every counter, in one list: X(ID, name, what it counts). The datapath
+ * counts XDP_RL_STAT_<ID>; `stats` shows it as <name>.
+ */
+#define XDP_RL_STATS(X)								\
+	X(PASSED, passed, "admitted by the limit (or an allow rule)")		\
+	X(DROPPED, dropped, "over the limit, dropped")				\
+	X(WOULD_DROP, would_drop, "over the limit or denied, passed: dry run")	\
+	X(NOT_IP, not_ip, "not IPv4/IPv6: passed")				\
+	X(MALFORMED, malformed, "bad Ethernet/VLAN/IP header: dropped")		\
+	X(NEW_WINDOWS, new_windows, "windows opened (first packet or turnover)") \
+	X(TABLE_ERRORS, table_errors, "no slot could be had for a source: passed") \
+	X(PASSED_BYTES, passed_bytes, "bytes of the frames passed")		\
+	X(DROPPED_BYTES, dropped_bytes, "bytes of the frames dropped over the limit") \
+	X(INSERTS, inserts, "sources added to the table")			\
+	X(REFUSED_INSERTS, refused_inserts, "new sources over --new-sources")	\
+	X(AGGREGATED, aggregated, "of those, charged to their /24 or /48")	\
+	X(ALLOWED, allowed, "passed by an allow rule")				\
+	X(DENIED, denied, "dropped by a deny rule")				\
+	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window")
+
+#define XDP_RL_STAT_ENUM(id, name, help) XDP_RL_STAT_##id,
 enum xdp_rl_stat {
-	XDP_RL_STAT_PASSED,		/* admitted by the limit (or an allow rule) */
-	XDP_RL_STAT_DROPPED,		/* over the limit, dropped */
-	XDP_RL_STAT_WOULD_DROP,		/* over the limit or denied, passed: dry run */
-	XDP_RL_STAT_NOT_IP,		/* not IPv4/IPv6: passed */
-	XDP_RL_STAT_MALFORMED,		/* bad Ethernet/VLAN/IP header: dropped */
-	XDP_RL_STAT_NEW_WINDOWS,	/* windows opened (first packet or turnover) */
-	XDP_RL_STAT_TABLE_ERRORS,	/* no slot could be had for a source: passed */
-	XDP_RL_STAT_PASSED_BYTES,
-	XDP_RL_STAT_DROPPED_BYTES,
-	XDP_RL_STAT_INSERTS,		/* sources added to the table */
-	XDP_RL_STAT_REFUSED_INSERTS,	/* new sources over --new-sources */
-	XDP_RL_STAT_AGGREGATED,		/* of those, charged to their /24 or /48 */
-	XDP_RL_STAT_ALLOWED,		/* passed by an allow rule */
-	XDP_RL_STAT_DENIED,		/* dropped by a deny rule */
-	XDP_RL_STAT_EVICTIONS,		/* inserts that took the slot of a source with an open window */
+	XDP_RL_STATS(XDP_RL_STAT_ENUM)
 	XDP_RL_STAT_MAX,
 };
+#undef XDP_RL_STAT_ENUM
 
 struct xdp_rl_stats {
 	__u64 c[XDP_RL_STAT_MAX];

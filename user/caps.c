@@ -26,7 +26,7 @@ int caps_check(unsigned int need, const char *what)
 
 	caps = cap_get_proc();
 	if (!caps) {
-		err("%s: cannot read this process's capabilities: %m", what);
+		log_err("%s: cannot read this process's capabilities: %m", what);
 		return -1;
 	}
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -47,6 +47,6 @@ int caps_check(unsigned int need, const char *what)
 	cap_free(caps);
 	if (!*missing)
 		return 0;
-	err("%s: missing capabilities %s (run as root, e.g. with sudo)", what, missing);
+	log_err("%s: missing capabilities %s (run as root, e.g. with sudo)", what, missing);
 	return -1;
 }

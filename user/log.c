@@ -1,22 +1,48 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* log.c - error reporting. stdout is kept for results (and valid JSON). */
+/* log.c - error reporting on stderr (see log.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
 
-int verbose;
+int log_level;
 
-void err(const char *fmt, ...)
+static void vsay(const char *prefix, const char *fmt, va_list ap)
+{
+	fputs("xdp-rl: ", stderr);
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void log_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("xdp-rl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_level < 1)
+		return;
+	va_start(ap, fmt);
+	vsay("debug: ", fmt, ap);
+	va_end(ap);
 }
 
 int usage_err(const char *cmd, const char *fmt, ...)
@@ -37,7 +63,7 @@ int usage_err(const char *cmd, const char *fmt, ...)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
-	if (!verbose)
+	if (log_level < 2)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

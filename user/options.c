@@ -196,3 +196,40 @@ void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t 
 	inet_ntop(a->family, a->bytes, s, sizeof(s));
 	snprintf(buf, len, "%s/%u", s, prefix);
 }
+
+void word_list(const struct word *w, char *buf, size_t len)
+{
+	size_t off = 0, i;
+
+	buf[0] = '\0';
+	for (i = 0; w[i].name && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i == 0 ? "" : w[i + 1].name ? ", " : " or ",
+				w[i].name);
+}
+
+const char *word_parse(const struct word *w, const char *s, unsigned int *val)
+{
+	static char why[128];
+	char list[96];
+	size_t i;
+
+	for (i = 0; s && w[i].name; i++) {
+		if (!strcmp(s, w[i].name)) {
+			*val = w[i].val;
+			return NULL;
+		}
+	}
+	word_list(w, list, sizeof(list));
+	snprintf(why, sizeof(why), "use %s", list);
+	return why;
+}
+
+const char *word_name(const struct word *w, unsigned int val)
+{
+	size_t i;
+
+	for (i = 0; w[i].name; i++)
+		if (w[i].val == val)
+			return w[i].name;
+	return "?";
+}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * options.h - strict parsing of what users type: numbers, durations,
- * addresses. Each parser returns NULL on success or why the text is refused.
+ * addresses, and the words an option takes. Each parser returns NULL on
+ * success or why the text is refused. Bottom layer: depends on nothing else
+ * of xdp-rl but the shared header.
  */
 #ifndef XDP_RL_OPTIONS_H
 #define XDP_RL_OPTIONS_H
@@ -28,6 +30,22 @@ const char *parse_addr(const char *s, struct ip_addr *a);
 const char *parse_layer(const char *s, struct xdp_rl_layer *l);
 /* ADDRESS/LEN with no bits set past LEN; a bare address is a full-length prefix. */
 const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix);
+
+/*
+ * The words an option takes and the values they stand for, one table used
+ * both ways (parsing and printing); the last entry has a NULL name.
+ */
+struct word {
+	const char *name;
+	unsigned int val;
+};
+
+/* The value of word @s in @w; NULL, or "use a, b or c". */
+const char *word_parse(const struct word *w, const char *s, unsigned int *val);
+/* The word for @val in @w, or "?" if none. */
+const char *word_name(const struct word *w, unsigned int val);
+/* "a, b or c": every word of @w. */
+void word_list(const struct word *w, char *buf, size_t len);
 
 /* The shortest exact spelling of a duration: 1s, 1500ms, 15m. */
 void fmt_duration(__u64 ns, char *buf, size_t len);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* rules.c - `xdp-rl rule add|del|list` and `load --rules FILE`. */
+/* rules.c - per-prefix rules as a model: parsed, read from a file, kept in the tries (see rules.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -11,13 +11,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "caps.h"
-#include "commands.h"
-#include "json.h"
+#include "live.h"
 #include "log.h"
 #include "rules.h"
 
-enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_JSON };
+enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED };
+
+const struct word rule_action_words[] = {
+	{ "limit", XDP_RL_RULE_LIMIT },
+	{ "allow", XDP_RL_RULE_ALLOW },
+	{ "deny", XDP_RL_RULE_DENY },
+	{ NULL, 0 },
+};
 
 #define RULE_WORDS 16	/* words on one line of a rules file, at most */
 
@@ -140,7 +145,7 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 			if (!nv) {
 				free(v);
 				fclose(f);
-				err("%s: out of memory reading %s", cmd, path);
+				log_err("%s: out of memory reading %s", cmd, path);
 				return EXIT_FAIL;
 			}
 			v = nv;
@@ -391,18 +396,6 @@ void rule_describe(const struct rule_spec *r, char *buf, size_t len)
  * source's, which for sources finer than the key may differ: they share
  * the key's windows.)
  */
-struct held {
-	int id;			/* PIN_SRC4 or PIN_SRC6 */
-	__u64 slot;
-	__u32 key[4];
-	__u32 layers;		/* in force before the change */
-};
-
-struct holding {
-	struct held *v;
-	size_t n, cap;
-};
-
 /* The layers charged to key @k (a table key, PIN_SRC4/6 @id) under the rules now. */
 static __u32 key_layers(const struct limiter *l, int id, const __u32 k[4])
 {
@@ -420,20 +413,20 @@ static __u32 key_layers(const struct limiter *l, int id, const __u32 k[4])
 }
 
 /* Before a change of the rule for @p: the keys inside it and their layers in force. */
-static int held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h)
+int rule_held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h)
 {
 	int id = p->addr.family == AF_INET ? PIN_SRC4 : PIN_SRC6;
 	struct ip_addr a = { .family = p->addr.family };
 	struct xdp_rl_slot *s;
-	struct table t;
+	struct mtable t;
 	struct held *v;
 	__u64 i;
 
 	if (limiter_table(l, id, &t, "cannot read the sources of"))
 		return -1;
-	for (i = 0; i < table_nslots(&t); i++) {
-		s = table_slot(&t, i);
-		if (!slot_key(&t, s, (__u32 *)a.bytes))
+	for (i = 0; i < mt_nslots(&t); i++) {
+		s = mt_slot(&t, i);
+		if (!mt_key(&t, s, (__u32 *)a.bytes))
 			continue;
 		mask_addr(&a, p->prefix);
 		if (memcmp(a.bytes, p->addr.bytes, sizeof(a.bytes)))
@@ -442,7 +435,7 @@ static int held_collect(const struct limiter *l, const struct rule_spec *p, stru
 			h->cap = h->cap ? 2 * h->cap : 256;
 			v = realloc(h->v, h->cap * sizeof(*v));
 			if (!v) {
-				table_unmap(&t);
+				mt_unmap(&t);
 				errno = ENOMEM;
 				return -1;
 			}
@@ -451,39 +444,37 @@ static int held_collect(const struct limiter *l, const struct rule_spec *p, stru
 		v = &h->v[h->n++];
 		v->id = id;
 		v->slot = i;
-		slot_key(&t, s, v->key);
+		mt_key(&t, s, v->key);
 		v->layers = key_layers(l, id, v->key);
 	}
-	table_unmap(&t);
+	mt_unmap(&t);
 	return 0;
 }
 
 /* After it: close the layers each key held that it has no longer. */
-static void held_close(const struct limiter *l, const struct holding *h)
+void rule_held_close(const struct limiter *l, const struct holding *h)
 {
 	struct xdp_rl_slot *s;
-	struct table t;
+	struct mtable t;
 	__u32 k[4], now;
 	size_t i;
 
 	if (!h->n || limiter_table(l, h->v[0].id, &t, "warning: cannot clear the layers dropped on"))
 		return;
 	for (i = 0; i < h->n; i++) {
-		s = table_slot(&t, h->v[i].slot);
+		s = mt_slot(&t, h->v[i].slot);
 		/* Skip a slot that has passed to another key since. */
-		if (!slot_key(&t, s, k) || memcmp(k, h->v[i].key, sizeof(k)))
+		if (!mt_key(&t, s, k) || memcmp(k, h->v[i].key, sizeof(k)))
 			continue;
 		now = key_layers(l, h->v[i].id, k);
 		if (now < h->v[i].layers)
-			slot_close_layers(&t, s, now, h->v[i].layers);
+			mt_close_layers(&t, s, now, h->v[i].layers);
 	}
-	table_unmap(&t);
+	mt_unmap(&t);
 }
 
-/* ---- the commands ---------------------------------------------------------- */
-
 /* After rules changed: the rule counts and the clock choice go live. */
-static int rules_publish(struct limiter *l)
+int rules_publish(struct limiter *l)
 {
 	struct xdp_rl_live live = *limiter_live(l);
 
@@ -492,259 +483,59 @@ static int rules_publish(struct limiter *l)
 	return limiter_publish(l, &live);
 }
 
-static int rule_add(int argc, char **argv)
+void rule_held_free(struct holding *h)
 {
-	static rule_ids used;
-	struct holding held = {};
-	struct rule_spec r;
-	struct limiter l;
-	char why[256], desc[256];
-	const char *ifname;
-	int ret = EXIT_FAIL;
-
-	if (argc < 2)
-		return usage_err("rule", "rule add: missing IFACE");
-	ifname = argv[1];
-	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
-		return usage_err("rule", "rule add: %s", why);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
-		return EXIT_FAIL;
-	rule_describe(&r, desc, sizeof(desc));
-	if (r.rule.action == XDP_RL_RULE_LIMIT && !(r.rule.flags & XDP_RL_RULE_F_SHARED) &&
-	    r.rule.nlayers > l.cfg.fixed.max_layers) {
-		err("cannot add rule %s on '%s': each source has room for %u layer%s "
-		    "(load again with --max-layers %u, or use --shared)", desc, ifname,
-		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
-		    r.rule.nlayers);
-		goto out;
-	}
-	if (held_collect(&l, &r, &held)) {
-		err("cannot add rule %s on '%s': cannot read the sources it covers: %m",
-		    desc, ifname);
-		goto out;
-	}
-	rule_ids_used(l.fd, used);
-	if (rule_insert(l.fd, &r, used)) {
-		if (errno == EEXIST)
-			err("cannot add rule %s on '%s': that prefix has a rule "
-			    "(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
-		else if (errno == ENOSPC)
-			err("cannot add rule %s on '%s': it has %d rules, the most it can "
-			    "hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
-		else
-			err("cannot add rule %s on '%s': %m", desc, ifname);
-		goto out;
-	}
-	if (rules_publish(&l)) {
-		err("added rule %s on '%s', but cannot publish it: %m", desc, ifname);
-		goto out;
-	}
-	held_close(&l, &held);
-	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
-	ret = EXIT_DONE;
-out:
-	free(held.v);
-	limiter_close(&l);
-	return ret;
+	free(h->v);
+	memset(h, 0, sizeof(*h));
 }
 
-static int rule_del(int argc, char **argv)
+int rule_delete(const int *fd, const struct rule_spec *r)
 {
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
-	char pfx[INET6_ADDRSTRLEN + 8];
-	struct holding held = {};
-	struct rule_spec r = {};
-	const char *e, *ifname;
-	struct limiter l;
-	int ret = EXIT_FAIL, rc;
 
-	if (argc < 3)
-		return usage_err("rule", "rule del: missing %s", argc < 2 ? "IFACE" : "CIDR");
-	if (argc > 3)
-		return usage_err("rule", "rule del: unexpected argument '%s'", argv[3]);
-	ifname = argv[1];
-	e = parse_cidr(argv[2], &r.addr, &r.prefix);
-	if (e)
-		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
-		return EXIT_FAIL;
-	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
-	if (held_collect(&l, &r, &held)) {
-		err("cannot delete rule %s on '%s': cannot read the sources it covers: %m",
-		    pfx, ifname);
-		goto out;
-	}
-	rule_key(&r, &k4, &k6);
-	rc = r.addr.family == AF_INET ? bpf_map_delete_elem(l.fd[PIN_RULES4], &k4) :
-					bpf_map_delete_elem(l.fd[PIN_RULES6], &k6);
-	if (rc) {
-		if (errno == ENOENT)
-			err("cannot delete rule %s on '%s': no rule for that prefix "
-			    "(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
-		else
-			err("cannot delete rule %s on '%s': %m", pfx, ifname);
-		goto out;
-	}
-	if (rules_publish(&l)) {
-		err("deleted rule %s on '%s', but cannot publish it: %m", pfx, ifname);
-		goto out;
-	}
-	held_close(&l, &held);
-	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
-	ret = EXIT_DONE;
-out:
-	free(held.v);
-	limiter_close(&l);
-	return ret;
+	rule_key(r, &k4, &k6);
+	return r->addr.family == AF_INET ? bpf_map_delete_elem(fd[PIN_RULES4], &k4) :
+					   bpf_map_delete_elem(fd[PIN_RULES6], &k6);
 }
 
-struct listing {
-	const struct limiter *l;
-	struct rule_spec *v;
-	size_t n, cap;
-};
-
-static int collect(const struct rule_spec *r, void *ctx)
+const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
+				      struct xdp_rl_rule *r)
 {
-	struct listing *ls = ctx;
-	struct rule_spec *v;
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = 32 };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = 128 };
 
-	if (ls->n == ls->cap) {
-		ls->cap = ls->cap ? ls->cap * 2 : 64;
-		v = realloc(ls->v, ls->cap * sizeof(*v));
-		if (!v)
-			return 1;
-		ls->v = v;
+	if (a->family == AF_INET) {
+		memcpy(&k4.addr, a->bytes, 4);
+		return live->nrules4 && !bpf_map_lookup_elem(l->fd[PIN_RULES4], &k4, r) ? r : NULL;
 	}
-	ls->v[ls->n++] = *r;
-	return 0;
+	memcpy(k6.addr, a->bytes, 16);
+	return live->nrules6 && !bpf_map_lookup_elem(l->fd[PIN_RULES6], &k6, r) ? r : NULL;
 }
 
-static int by_prefix(const void *a, const void *b)
+void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id,
+		    struct ip_addr *out, unsigned int *prefix)
 {
-	const struct rule_spec *x = a, *y = b;
-	int c;
+	int v4 = a->family == AF_INET, len = v4 ? 32 : 128;
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+	struct xdp_rl_rule probe;
+	struct ip_addr m;
 
-	if (x->addr.family != y->addr.family)
-		return x->addr.family == AF_INET ? -1 : 1;
-	c = memcmp(x->addr.bytes, y->addr.bytes, 16);
-	return c ? c : (int)x->prefix - (int)y->prefix;
-}
-
-static void hits_of(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum)
-{
-	int ncpu = libbpf_num_possible_cpus(), c;
-	struct xdp_rl_rule_hits *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
-
-	memset(sum, 0, sizeof(*sum));
-	if (per && !bpf_map_lookup_elem(l->fd[PIN_RULE_HITS], &id, per)) {
-		for (c = 0; c < ncpu; c++) {
-			sum->packets += per[c].packets;
-			sum->dropped += per[c].dropped;
-			sum->would_drop += per[c].would_drop;
-		}
+	*out = *a;
+	*prefix = len;
+	for (; len >= 0; len--) {
+		m = *a;
+		mask_addr(&m, len);
+		k4.prefixlen = k6.prefixlen = len;
+		memcpy(&k4.addr, m.bytes, 4);
+		memcpy(k6.addr, m.bytes, 16);
+		if (bpf_map_lookup_elem(l->fd[v4 ? PIN_RULES4 : PIN_RULES6],
+					v4 ? (void *)&k4 : (void *)&k6, &probe) ||
+		    probe.id != id)
+			break;
+		*out = m;
+		*prefix = len;
 	}
-	free(per);
-}
-
-static int rule_list(int argc, char **argv)
-{
-	static const char *const actions[] = { "limit", "allow", "deny" };
-	char pfx[INET6_ADDRSTRLEN + 8], desc[256], w[32];
-	struct xdp_rl_rule_hits h;
-	struct listing ls = {};
-	const char *ifname = NULL;
-	int as_json = 0, i;
-	struct limiter l;
-	struct json j;
-	size_t k;
-	__u32 m;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			as_json = 1;
-		else if (argv[i][0] == '-')
-			return usage_err("rule", "rule list: unknown option '%s'", argv[i]);
-		else if (!ifname)
-			ifname = argv[i];
-		else
-			return usage_err("rule", "rule list: unexpected argument '%s'", argv[i]);
-	}
-	if (!ifname)
-		return usage_err("rule", "rule list: missing IFACE");
-	if (cmd_prepare(NEED_BPF, "cannot list rules") ||
-	    limiter_open(ifname, &l, "cannot list rules on"))
-		return EXIT_FAIL;
-	ls.l = &l;
-	if (rules_foreach(l.fd, collect, &ls)) {
-		err("cannot list rules on '%s': out of memory", ifname);
-		limiter_close(&l);
-		return EXIT_FAIL;
-	}
-	qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
-	if (as_json) {
-		json_begin(&j, stdout);
-		json_obj(&j, NULL);
-		json_str(&j, "interface", ifname);
-		json_arr(&j, "rules");
-	} else if (!ls.n) {
-		printf("%s: no rules (see 'xdp-rl rule --help')\n", ifname);
-	}
-	for (k = 0; k < ls.n; k++) {
-		const struct xdp_rl_rule *r = &ls.v[k].rule;
-
-		hits_of(&l, r->id, &h);
-		if (!as_json) {
-			rule_describe(&ls.v[k], desc, sizeof(desc));
-			printf("%-40s hits %llu, dropped %llu", desc,
-			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
-			if (h.would_drop)
-				printf(", would drop %llu (dry run)", (unsigned long long)h.would_drop);
-			putchar('\n');
-			continue;
-		}
-		fmt_prefix(&ls.v[k].addr, ls.v[k].prefix, pfx, sizeof(pfx));
-		json_obj(&j, NULL);
-		json_str(&j, "prefix", pfx);
-		json_str(&j, "action", actions[r->action < 3 ? r->action : 0]);
-		json_bool(&j, "shared", r->flags & XDP_RL_RULE_F_SHARED);
-		json_arr(&j, "layers");
-		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
-			fmt_duration(r->layer[m].window_ns, w, sizeof(w));
-			json_obj(&j, NULL);
-			json_u64(&j, "limit", r->layer[m].limit);
-			json_str(&j, "window", w);
-			json_u64(&j, "window_ns", r->layer[m].window_ns);
-			json_end(&j);
-		}
-		json_end(&j);
-		json_u64(&j, "hits", h.packets);
-		json_u64(&j, "dropped", h.dropped);
-		json_u64(&j, "would_drop", h.would_drop);
-		json_end(&j);
-	}
-	if (as_json) {
-		json_end(&j);
-		json_end(&j);
-		json_finish(&j);
-	}
-	free(ls.v);
-	limiter_close(&l);
-	return EXIT_DONE;
-}
-
-int cmd_rule(int argc, char **argv)
-{
-	if (argc < 2)
-		return usage_err("rule", "rule: missing add, del or list");
-	if (!strcmp(argv[1], "add"))
-		return rule_add(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "del") || !strcmp(argv[1], "delete"))
-		return rule_del(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "list") || !strcmp(argv[1], "show"))
-		return rule_list(argc - 1, argv + 1);
-	return usage_err("rule", "rule: unknown subcommand '%s': use add, del or list", argv[1]);
 }

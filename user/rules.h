@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* rules.h - per-prefix rules: parsing, the rules file, and the rule tries. */
+/*
+ * rules.h - per-prefix rules as a model: parsed from the command line or a
+ * rules file, kept in the limiter's tries (the longest prefix wins), and
+ * published to the datapath.
+ */
 #ifndef XDP_RL_RULES_H
 #define XDP_RL_RULES_H
 
 #include <stddef.h>
 #include "options.h"
-#include "pin.h"
+#include "limiter.h"
 
 struct rule_spec {
 	struct ip_addr addr;
@@ -16,6 +20,9 @@ struct rule_spec {
 
 /* Which rule ids are taken: one byte per id, filled by rule_ids_used(). */
 typedef __u8 rule_ids[XDP_RL_MAX_RULES];
+
+/* allow, deny, limit (enum xdp_rl_action), as `rule list --json` names them. */
+extern const struct word rule_action_words[];
 
 /*
  * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared])` from
@@ -45,15 +52,51 @@ void rule_ids_used(const int *fd, rule_ids used);
  * id is free: the table holds XDP_RL_MAX_RULES).
  */
 int rule_insert(const int *fd, struct rule_spec *r, rule_ids used);
+/* Delete the rule for @r's prefix: 0, or -1 with errno (ENOENT: none). */
+int rule_delete(const int *fd, const struct rule_spec *r);
 
 /* The shortest window of any rule (0 if none), for the clock choice. */
 __u64 rules_min_window(const int *fd);
 /* Rules per family. */
 void rules_count(const int *fd, __u32 *n4, __u32 *n6);
+/* After the rules changed: their counts and the clock choice go live. */
+int rules_publish(struct limiter *l);
 
-/* Print "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
+/* The rule for address @a (longest prefix), copied into @r; NULL if none. */
+const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
+				      struct xdp_rl_rule *r);
+/*
+ * The prefix of the rule @id that matches @a: the shortest length at which a
+ * lookup (which finds the longest rule no longer than it) still finds it.
+ */
+void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id,
+		    struct ip_addr *out, unsigned int *prefix);
+
+/* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);
 
-int cmd_rule(int argc, char **argv);
+/*
+ * The layers in force across a rule change. A slot's windows beyond the
+ * layers in force for its key are kept closed: when a change leaves a key
+ * fewer layers, those it dropped are closed, so that one put back later
+ * starts empty rather than with its old count. rule_held_collect notes, before
+ * the change of the rule for @p, the keys inside its prefix and their
+ * layers; rule_held_close, after it, closes what each no longer has.
+ */
+struct held {
+	int id;		/* PIN_SRC4 or PIN_SRC6 */
+	__u64 slot;
+	__u32 key[4];
+	__u32 layers;	/* in force before the change */
+};
+
+struct holding {
+	struct held *v;
+	size_t n, cap;
+};
+
+int rule_held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h);
+void rule_held_close(const struct limiter *l, const struct holding *h);
+void rule_held_free(struct holding *h);
 
 #endif

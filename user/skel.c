@@ -28,6 +28,18 @@ static void v6_mask(unsigned int prefix, __be32 mask[4])
 	}
 }
 
+struct bpf_map *skel_map(struct xdp_rl *skel, int map_id)
+{
+#define SKEL_MAP(id, name, kind)		\
+	case XDP_RL_MAP_##id:			\
+		return skel->maps.name;
+	switch (map_id) {
+		XDP_RL_MAPS(SKEL_MAP)
+	}
+#undef SKEL_MAP
+	return NULL;
+}
+
 int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 {
 	__u64 agg = f->max_sources / 8 > AGG_MIN_SOURCES ? f->max_sources / 8 : AGG_MIN_SOURCES;

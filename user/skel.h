@@ -10,6 +10,10 @@
 #include "xdp_rl.h"
 
 struct xdp_rl;
+struct bpf_map;
+
+/* The skeleton's map XDP_RL_MAP_<ID> (include/xdp_rl.h's XDP_RL_MAPS). */
+struct bpf_map *skel_map(struct xdp_rl *skel, int map_id);
 
 /*
  * Between xdp_rl__open() and xdp_rl__load(): size the source tables for

@@ -28,7 +28,7 @@
 
 #include "xdp_rl.h"
 #include "xdp_rl.skel.h"
-#include "table.h"
+#include "mtable.h"
 #include "skel.h"
 #include "bench.h"
 #include "wrap.skel.h"
@@ -128,7 +128,7 @@ static struct iphdr *ip_of(struct pkt *p)
 struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
-	struct table t4, t6;	/* src4 and src6, mapped */
+	struct mtable t4, t6;	/* src4 and src6, mapped */
 };
 
 struct load_opts {
@@ -143,8 +143,8 @@ struct load_opts {
 
 static void env_free(struct env *e)
 {
-	table_unmap(&e->t4);
-	table_unmap(&e->t6);
+	mt_unmap(&e->t4);
+	mt_unmap(&e->t6);
 	xdp_rl__destroy(e->skel);
 	e->skel = NULL;
 }
@@ -166,8 +166,8 @@ static int env_load(struct env *e, const struct load_opts *o)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = 1;
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
-	    table_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, f.max_layers, f.seed) ||
-	    table_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, f.max_layers, f.seed)) {
+	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, f.max_layers, f.seed) ||
+	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, f.max_layers, f.seed)) {
 		env_free(e);
 		return -1;
 	}
@@ -240,8 +240,8 @@ static struct xdp_rl_state *windows4(struct env *e, const char *key)
 	__u32 k[4] = {};
 
 	inet_pton(AF_INET, key, &k[0]);
-	s = table_find(&e->t4, k);
-	return s ? slot_windows(&e->t4, s) : NULL;
+	s = mt_find(&e->t4, k);
+	return s ? mt_windows(&e->t4, s) : NULL;
 }
 
 /* The count stored for an IPv4 key, or -1 if it has no slot. */
@@ -903,18 +903,18 @@ static void test_layers_concurrency(void)
 #define TICK_NS	4000000ULL	/* the test clock's tick (HZ 250) */
 
 /* Whether every live key of @t is in one slot only; *live counts the live slots. */
-static int table_unique(const struct table *t, __u64 *live)
+static int table_unique(const struct mtable *t, __u64 *live)
 {
-	__u64 i, j, n = table_nslots(t);
+	__u64 i, j, n = mt_nslots(t);
 	__u32 a[4], b[4];
 
 	*live = 0;
 	for (i = 0; i < n; i++) {
-		if (!slot_key(t, table_slot(t, i), a))
+		if (!mt_key(t, mt_slot(t, i), a))
 			continue;
 		++*live;
 		for (j = i + 1; j < n; j++)
-			if (slot_key(t, table_slot(t, j), b) && !memcmp(a, b, sizeof(a)))
+			if (mt_key(t, mt_slot(t, j), b) && !memcmp(a, b, sizeof(a)))
 				return 0;
 	}
 	return 1;
@@ -987,7 +987,7 @@ static void test_table(void)
 
 	/* What `reset` does: the windows close, the next packet opens a new one. */
 	send_n(&e, &p[2], 3);				/* 4 of 3: over the limit */
-	slot_close_windows(&e.t4, table_find(&e.t4, (__u32[4]){ ((__u32 *)
+	mt_close_windows(&e.t4, mt_find(&e.t4, (__u32[4]){ ((__u32 *)
 			   (p[2].b + ETH_HLEN + 12))[0] }));
 	check(send_n(&e, &p[2], 1) == 1 && count4(&e, addr[2]) == 1,
 	      "table: after its windows are closed from user space, a source starts afresh");

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* table.c - the source tables, mapped from user space (see table.h). */
+/* mtable.c - a source table, mapped from user space (see mtable.h). */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
-#include "table.h"
+#include "mtable.h"
 
-int table_map(struct table *t, int fd, int v6, __u32 layers, __u64 seed)
+int mt_map(struct mtable *t, int fd, int v6, __u32 layers, __u64 seed)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -36,30 +36,30 @@ int table_map(struct table *t, int fd, int v6, __u32 layers, __u64 seed)
 	return 0;
 }
 
-void table_unmap(struct table *t)
+void mt_unmap(struct mtable *t)
 {
 	if (t->mem)
 		munmap(t->mem, t->len);
 	t->mem = NULL;
 }
 
-__u64 table_nslots(const struct table *t)
+__u64 mt_nslots(const struct mtable *t)
 {
 	return (__u64)t->nbuckets * XDP_RL_BUCKET_SLOTS;
 }
 
-struct xdp_rl_slot *table_slot(const struct table *t, __u64 i)
+struct xdp_rl_slot *mt_slot(const struct mtable *t, __u64 i)
 {
 	return (void *)((char *)t->mem + (i / XDP_RL_BUCKET_SLOTS) * t->bucket_size +
 			(i % XDP_RL_BUCKET_SLOTS) * t->slot_size);
 }
 
-struct xdp_rl_state *slot_windows(const struct table *t, struct xdp_rl_slot *s)
+struct xdp_rl_state *mt_windows(const struct mtable *t, struct xdp_rl_slot *s)
 {
 	return (void *)((char *)s + xdp_rl_slot_head(t->v6));
 }
 
-int slot_key(const struct table *t, const struct xdp_rl_slot *s, __u32 k[4])
+int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4])
 {
 	__u64 tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
 
@@ -73,7 +73,7 @@ int slot_key(const struct table *t, const struct xdp_rl_slot *s, __u32 k[4])
 	return 1;
 }
 
-struct xdp_rl_slot *table_find(const struct table *t, const __u32 k[4])
+struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4])
 {
 	__u64 h = xdp_rl_hash(k, t->v6, t->seed), tag = xdp_rl_tag(k, t->v6, h);
 	__u32 b[2], key[4], i, j;
@@ -82,24 +82,24 @@ struct xdp_rl_slot *table_find(const struct table *t, const __u32 k[4])
 	xdp_rl_bucket_pair(h, t->nbuckets, &b[0], &b[1]);
 	for (i = 0; i < 2; i++) {
 		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
-			s = table_slot(t, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j);
+			s = mt_slot(t, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j);
 			if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag &&
-			    slot_key(t, s, key) && !memcmp(key, k, t->v6 ? 16 : 4))
+			    mt_key(t, s, key) && !memcmp(key, k, t->v6 ? 16 : 4))
 				return s;
 		}
 	}
 	return NULL;
 }
 
-void slot_close_windows(const struct table *t, struct xdp_rl_slot *s)
+void mt_close_windows(const struct mtable *t, struct xdp_rl_slot *s)
 {
-	slot_close_layers(t, s, 0, t->layers);
+	mt_close_layers(t, s, 0, t->layers);
 }
 
 /* window_close in bpf/window.h, with the compiler's atomics. */
-void slot_close_layers(const struct table *t, struct xdp_rl_slot *s, __u32 from, __u32 to)
+void mt_close_layers(const struct mtable *t, struct xdp_rl_slot *s, __u32 from, __u32 to)
 {
-	struct xdp_rl_state *w = slot_windows(t, s);
+	struct xdp_rl_state *w = mt_windows(t, s);
 	__u64 e, c;
 	__u32 i;
 	int tries;

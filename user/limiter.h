@@ -1,55 +1,47 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * pin.h - where a running limiter lives and how later commands find it.
- *
- * A limiter's link and maps are pinned in
- *   <bpffs>/xdp-rl/<netns inode>/<ifindex>/
- * in the bpffs of the initial mount namespace, so that `xdp-rl -n NS ...`
- * and `ip netns exec NS xdp-rl ...` (which hides /sys/fs/bpf) find the same
- * state, and it outlives the command that made it.
+ * limiter.h - a running limiter: the objects it pins in its folder (the
+ * link and the maps of include/xdp_rl.h's XDP_RL_MAPS), opened by later
+ * commands, and its settings published without a torn read.
  */
-#ifndef XDP_RL_PIN_H
-#define XDP_RL_PIN_H
+#ifndef XDP_RL_LIMITER_H
+#define XDP_RL_LIMITER_H
 
 #include <limits.h>
 #include <net/if.h>
 #include "xdp_rl.h"
-#include "table.h"
+#include "mtable.h"
 
-/* Everything a limiter pins, in its folder, by these names. */
+/* Everything a limiter pins in its folder: the link, then every map. */
+#define PIN_MAP_ENUM(id, name, kind) PIN_##id,
 enum pin_id {
-	PIN_LINK, PIN_CONFIG, PIN_STATS, PIN_SRC4, PIN_SRC6, PIN_RULES4,
-	PIN_RULES6, PIN_RULE_HITS, PIN_SHARED, PIN_AGG4, PIN_AGG6, PIN_NEWSRC,
-	PIN_LOCKS, PIN_MAX,
+	PIN_LINK,
+	XDP_RL_MAPS(PIN_MAP_ENUM)
+	PIN_MAX,
 };
+#undef PIN_MAP_ENUM
+#define PIN_FIRST_MAP (PIN_LINK + 1)
 
+/* The pin name of each (a map's is its name in the program). */
 extern const char *const pin_names[PIN_MAX];
+/* What a replacement does with each map (enum xdp_rl_map_kind). */
+extern const int pin_kinds[PIN_MAX];
 
 struct limiter {
 	char dir[PATH_MAX];
 	char ifname[IF_NAMESIZE];
 	unsigned int ifindex;
 	int fd[PIN_MAX];
-	struct xdp_rl_config cfg;	/* as read when opened */
+	struct xdp_rl_config cfg; /* as read when opened */
 };
 
-/* -n NETNS: enter /run/netns/NETNS, as `ip -n` does. */
-int netns_enter(const char *name);
-/* This network namespace's cookie (SO_NETNS_COOKIE), 0 if the kernel has none. */
-__u64 netns_cookie(void);
-
-/* The limiters' folder for this netns; with @create, make it (and bpffs). */
-int state_dir(char *out, size_t len, int create);
-/* Hold the lock that serialises changes to pinned state; returns an fd. */
-int state_lock(void);
-
-/* Resolve @name in the current netns; prints "cannot <what> ..." on error. */
+/* Resolve @name in the current netns; prints "<what> '<name>': ..." on error. */
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what);
 
 /* Open the limiter on @ifname; prints an error naming @what on failure. */
 int limiter_open(const char *ifname, struct limiter *l, const char *what);
-int limiter_open_index(unsigned int ifindex, const char *ifname,
-		       struct limiter *l, const char *what);
+int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter *l,
+		       const char *what);
 void limiter_close(struct limiter *l);
 /* Whether the limiter pinned for @ifindex is this namespace's (see netns_cookie). */
 int limiter_here(unsigned int ifindex);
@@ -65,14 +57,24 @@ const struct xdp_rl_live *limiter_live(const struct limiter *l);
  * Map the source table pinned as @id (PIN_SRC4, PIN_SRC6, PIN_AGG4 or
  * PIN_AGG6) of @l. Prints an error naming @what on failure.
  */
-int limiter_table(const struct limiter *l, int id, struct table *t, const char *what);
+int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what);
+/* Whether the table pinned as @id holds IPv6 keys. */
+int pin_is_v6(int id);
 
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);
 int pin_open(const char *dir, const char *name);
+/* Pin the map fds @fd (PIN_* indexed) in @dir that are not already pinned there. */
+int pins_add_maps(const int *fd, const char *dir);
 /* Remove every pin in @dir and the folder itself (and its netns folder if empty). */
 int pins_remove(const char *dir);
 /* Forget limiters whose interface is gone (their link was detached). */
 void pins_gc(void);
+/*
+ * The folder of the limiter last loaded on the interface named @ifname in
+ * this namespace, found by that name (its interface may be gone): 0 and
+ * its path in @dir, or -1.
+ */
+int limiter_find_by_name(const char *ifname, char *dir, size_t len);
 
 #endif

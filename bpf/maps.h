@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * maps.h - everything the XDP program keeps: the settings fixed at load
+ * (.rodata), and the maps, under the names include/xdp_rl.h lists
+ * (XDP_RL_MAPS). Every other header of bpf/ includes this one, so none
+ * depends on where it is included.
+ */
+#ifndef XDP_RL_MAPS_H
+#define XDP_RL_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "xdp_rl.h"
+
+/* Fixed at load time by xdp-rl (user/skel.c); the verifier prunes what they rule out. */
+const volatile __u32 cfg_bytes = 0;
+const volatile __u32 cfg_layers = 1;	/* windows per slot, --max-layers */
+const volatile __be32 cfg_v4_mask = 0xffffffff;
+const volatile __be32 cfg_v6_mask[4] = { 0xffffffff, 0xffffffff, 0, 0 };
+const volatile __u64 cfg_seed = 0;	/* the tables' hash key */
+/* Buckets in src4, src6, agg4 and agg6 (the maps' max_entries), in that order. */
+const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
+/* Tests only: take the time from fake_now_ns instead of the kernel clock. */
+const volatile __u32 cfg_fake_clock = 0;
+__u64 fake_now_ns = 0;
+
+/* Written by clock_sync, for xdp-rl to measure the tick clock's base. */
+__u64 sync_jiffies = 0, sync_coarse_ns = 0;
+
+/* The tables a key can live in (the order of cfg_buckets), and a --shared budget. */
+enum table_id { T_SRC4, T_SRC6, T_AGG4, T_AGG6, T_SHARED };
+
+/* The settings: struct xdp_rl_config, one element. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_config);
+} config SEC(".maps");
+
+/* The counters (enum xdp_rl_stat), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_stats);
+} stats SEC(".maps");
+
+/*
+ * Source tables (table.h): buckets of slots. xdp-rl sets the number of
+ * buckets from --max-sources, and the value size from the layers a slot has
+ * room for, before load.
+ */
+#define SOURCE_TABLE(name)						\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_ARRAY);			\
+		__uint(map_flags, BPF_F_MMAPABLE);			\
+		__uint(max_entries, 1);					\
+		__uint(key_size, sizeof(__u32));			\
+		__uint(value_size, XDP_RL_BUCKET_SLOTS * 64);		\
+	} name SEC(".maps")
+
+SOURCE_TABLE(src4);
+SOURCE_TABLE(src6);
+/* --on-table-full aggregate: new sources refused a slot share a /24 or /48. */
+SOURCE_TABLE(agg4);
+SOURCE_TABLE(agg6);
+
+/* Inserts into any table take one of these, chosen by the key's hash. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_RL_LOCKS);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_lock);
+} locks SEC(".maps");
+
+/* The window that caps inserts (--new-sources N/DUR). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_state);
+} newsrc SEC(".maps");
+
+/* Per-prefix rules; the datapath looks only when live->nrules* says so. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XDP_RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdp_rl_rule_key4);
+	__type(value, struct xdp_rl_rule);
+} rules4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, XDP_RL_MAX_RULES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdp_rl_rule_key6);
+	__type(value, struct xdp_rl_rule);
+} rules6 SEC(".maps");
+
+/* What each rule matched and dropped, per CPU, by rule id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_rule_hits);
+} rule_hits SEC(".maps");
+
+/* The windows of --shared rules, by rule id; xdp-rl zeroes one on `rule add`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_layers);
+} shared SEC(".maps");
+
+#endif /* XDP_RL_MAPS_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bpffs.h - where xdp-rl's state lives on the host: the bpffs, the folder
+ * per network namespace, the lock that serialises changes, and entering a
+ * namespace (-n).
+ *
+ * A limiter's link and maps are pinned in
+ *   <bpffs>/xdp-rl/<netns inode>/<ifindex>/
+ * in the bpffs of the initial mount namespace, so that `xdp-rl -n NS ...`
+ * and `ip netns exec NS xdp-rl ...` (which hides /sys/fs/bpf) find the same
+ * state, and it outlives the command that made it.
+ */
+#ifndef XDP_RL_BPFFS_H
+#define XDP_RL_BPFFS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* -n NETNS: enter /run/netns/NETNS, as `ip -n` does. */
+int netns_enter(const char *name);
+/* This network namespace's cookie (SO_NETNS_COOKIE), 0 if the kernel has none. */
+__u64 netns_cookie(void);
+
+/* The folder of every namespace's limiters; with @create, make it (and bpffs). */
+int root_dir(char *out, size_t len, int create);
+/* The limiters' folder for this netns; with @create, make it (and bpffs). */
+int state_dir(char *out, size_t len, int create);
+/* Hold the lock that serialises changes to pinned state; returns an fd. */
+int state_lock(void);
+
+/* What to add to an error whose errno @e is EACCES on xdp-rl's state. */
+const char *state_denied_hint(int e);
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * cli.h - what every command is made of: its spec (synopsis, what it does,
+ * its options with their help), option parsing from that spec with
+ * xdp-rl's own messages, and the checks before a command touches anything.
+ *
+ * Each command's spec is the one place its options are written: usage,
+ * `--help` and README's command block come from it (tests/e2e check that
+ * README agrees), as will the man page and shell completion.
+ */
+#ifndef XDP_RL_CLI_H
+#define XDP_RL_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* One long option of a command. */
+struct opt_spec {
+	const char *name;	/* without the leading "--" */
+	int id;			/* what cmd_getopt returns for it (256 and up) */
+	const char *arg;	/* the value's name ("N", "DUR"), NULL for a flag */
+	const char *help;	/* what it does; '\n' between lines */
+};
+
+/* One command. */
+struct cmd_spec {
+	const char *name;
+	int (*run)(int argc, char **argv);	/* NULL for `help` */
+	/* Its forms, after the name; '\n' continues a form on the next line. */
+	const char *const *forms;
+	const char *about;			/* what it does, before the options */
+	const struct opt_spec *opts;		/* ends with { NULL }; NULL if none */
+	const char *notes;			/* after the options, or NULL */
+};
+
+/* The namespace given with -n, or NULL. */
+extern const char *cli_netns;
+
+/*
+ * getopt_long over @spec's options, quiet, with xdp-rl's own message for an
+ * unknown option or a missing value. Returns the option's id, -1 at the
+ * end, or '?' after printing the error (exit with EXIT_USAGE).
+ */
+int cmd_getopt(int argc, char **argv, const struct cmd_spec *spec);
+
+/* Positional argument @n (after the options) as @what, or a usage error. */
+int cmd_positional(int argc, char **argv, const char *cmd, const char *what, int n,
+		   const char **out);
+/* A usage error if more than @n positional arguments are left. */
+int cmd_no_more(int argc, char **argv, const char *cmd, int n);
+
+/*
+ * After a command has parsed its arguments: check the capabilities it needs
+ * (caps.h) and enter the -n namespace. Prints why on failure.
+ */
+int cmd_prepare(unsigned int caps, const char *what);
+
+/* `xdp-rl COMMAND --help`. */
+void cmd_help(FILE *f, const struct cmd_spec *spec);
+/* The lines of the command list: "  load   IFACE [--limit N] ...". */
+void cmd_synopsis(FILE *f, const struct cmd_spec *spec);
+
+#endif

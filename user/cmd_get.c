@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_get.c - `xdp-rl get` and `xdp-rl top`: the windows of one source, or the busiest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+
+#include "caps.h"
+#include "cli.h"
+#include "cmd_settings.h"
+#include "commands.h"
+#include "json.h"
+#include "limiter.h"
+#include "live.h"
+#include "log.h"
+#include "options.h"
+#include "rules.h"
+#include "sources.h"
+#include "cmd_output.h"
+
+enum { OPT_JSON = 256, OPT_COUNT };
+
+
+
+static void source_print(const struct limiter *l, const struct source *src,
+			 const char *asked, struct json *j)
+{
+	int dry = limiter_live(l)->flags & XDP_RL_F_DRY_RUN;
+	/*
+	 * With one layer, in packets, under the limits the window was opened
+	 * with, what passed and what did not follow from the count.
+	 */
+	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
+	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
+	char key[INET6_ADDRSTRLEN + 8], w[32];
+	__u32 i;
+
+	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
+	if (j) {
+		json_obj(j, NULL);
+		if (asked)
+			json_str(j, "address", asked);
+		json_str(j, "key", key);
+		if (src->kind)
+			json_str(j, "kind", src->kind);
+		json_u64(j, "count", src->count[0]);
+		json_u64(j, "limit", src->lay[0].limit);
+		json_str(j, "unit", limiter_unit(l));
+		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[0]));
+		if (split) {
+			json_u64(j, "passed", passed);
+			json_u64(j, dry ? "would_drop" : "dropped", src->count[0] - passed);
+		}
+		layers_json(j, src->lay, src->nlayers, src);
+		json_end(j);
+		return;
+	}
+	printf("%-24s", key);
+	for (i = 0; i < src->nlayers; i++) {
+		fmt_duration(src->lay[i].window_ns, w, sizeof(w));
+		if (src->nlayers > 1)
+			printf("%s %llu of %llu/%s", i ? "," : "",
+			       (unsigned long long)src->count[i],
+			       (unsigned long long)src->lay[i].limit, w);
+		else
+			printf(" %12llu %s", (unsigned long long)src->count[0], limiter_unit(l));
+		if (split)
+			printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
+			       (unsigned long long)(src->count[0] - passed),
+			       dry ? "would drop" : "dropped");
+		if (src->count[i])
+			printf(", %sends in %llu ms", src->nlayers > 1 ? "" : "window ",
+			       (unsigned long long)ms_up(src->expires_in_ns[i]));
+		else if (src->nlayers == 1)
+			printf(", no open window");
+	}
+	if (src->kind)
+		printf("  (%s)", src->kind);
+	putchar('\n');
+}
+
+static const char *const get_forms[] = { "IFACE ADDRESS [--json]", NULL };
+
+static const struct opt_spec get_opts[] = {
+	{ "json", OPT_JSON, NULL, "one JSON object on stdout" },
+	{ NULL },
+};
+
+static int cmd_get(int argc, char **argv);
+
+const struct cmd_spec cmd_get_spec = {
+	.name = "get",
+	.run = cmd_get,
+	.forms = get_forms,
+	.about = "Show the window that limits ADDRESS: its source's (its key, its count, drops\n"
+		 "included, and the time left), its --shared rule's budget, or, for a source\n"
+		 "refused a slot of its own, its /24 or /48 aggregate window. A window that\n"
+		 "has ended shows as empty.\n",
+	.opts = get_opts,
+};
+
+static int cmd_get(int argc, char **argv)
+{
+	const char *ifname, *addr, *why;
+	const struct xdp_rl_rule *rule;
+	struct xdp_rl_layers st;
+	struct xdp_rl_rule rbuf;
+	struct xdp_rl_rule sbuf;
+	struct ip_addr a, key;
+	struct source src, agg;
+	struct limiter l;
+	int opt, as_json = 0, id, r, found;
+	struct json j;
+	__u32 k[4];
+	__u64 now;
+
+	while ((opt = cmd_getopt(argc, argv, &cmd_get_spec)) != -1) {
+		if (opt != OPT_JSON)
+			return EXIT_USAGE;
+		as_json = 1;
+	}
+	if (cmd_positional(argc, argv, "get", "IFACE", 0, &ifname) ||
+	    cmd_positional(argc, argv, "get", "ADDRESS", 1, &addr))
+		return EXIT_USAGE;
+	if (cmd_no_more(argc, argv, "get", 2))
+		return EXIT_USAGE;
+	why = parse_addr(addr, &a);
+	if (why)
+		return usage_err("get", "get: invalid ADDRESS '%s': %s", addr, why);
+	if (cmd_prepare(NEED_BPF, "cannot read a source") ||
+	    limiter_open(ifname, &l, "cannot read a source on"))
+		return EXIT_FAIL;
+	now = window_clock_ns(limiter_live(&l));
+	rule = rule_lookup(&l, &a, &rbuf);
+
+	key = a;
+	memset(&st, 0, sizeof(st));
+	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
+		/* The rule's one budget: shown under the rule's prefix. */
+		r = bpf_map_lookup_elem(l.fd[PIN_SHARED], &rule->id, &st);
+		memset(&src, 0, sizeof(src));
+		rule_prefix_of(&l, &a, rule->id, &src.key, &src.prefix);
+		src.kind = "shared";
+		src.rule = rule;
+		source_fill(&src, r ? NULL : st.layer, rule->layer, rule->nlayers,
+			    XDP_RL_MAX_LAYERS, now, limiter_live(&l)->limits_since_ns);
+	} else {
+		id = source_key(&l, &key, k);
+		found = source_windows(&l, id, k, st.layer, 0);
+		if (found >= 0)
+			source_from(&src, id, key.bytes, found ? st.layer : NULL, &l, now, &a,
+				    &sbuf);
+		if (found >= 0 && !source_open(&src)) {
+			/* Refused a slot by --new-sources: charged to its /24 or /48. */
+			id = agg_key(&a, &key, k);
+			found = source_windows(&l, id, k, st.layer, 0);
+			if (found > 0) {
+				source_from(&agg, id, key.bytes, st.layer, &l, now, NULL, &sbuf);
+				if (source_open(&agg))
+					src = agg;
+			}
+		}
+		if (found < 0) {
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+	}
+
+	if (rule && rule->action != XDP_RL_RULE_LIMIT) {
+		if (as_json) {
+			json_begin(&j, stdout);
+			json_obj(&j, NULL);
+			json_str(&j, "address", addr);
+			json_str(&j, "rule", word_name(rule_action_words, rule->action));
+			json_u64(&j, "count", 0);
+			json_u64(&j, "expires_in_ms", 0);
+			json_end(&j);
+			json_finish(&j);
+		} else {
+			printf("%s: %s by a rule (see 'xdp-rl rule list %s')\n", addr,
+			       rule->action == XDP_RL_RULE_ALLOW ? "allowed" : "denied", ifname);
+		}
+		limiter_close(&l);
+		return EXIT_DONE;
+	}
+	if (as_json)
+		json_begin(&j, stdout);
+	source_print(&l, &src, addr, as_json ? &j : NULL);
+	if (as_json)
+		json_finish(&j);
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+struct collect {
+	struct source *v;
+	size_t n, cap;
+};
+
+static int collect_one(const struct source *src, void *ctx)
+{
+	struct collect *c = ctx;
+	struct source *v;
+
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 1024;
+		v = realloc(c->v, c->cap * sizeof(*v));
+		if (!v)
+			return 1;
+		c->v = v;
+	}
+	c->v[c->n] = *src;
+	c->v[c->n++].rule = NULL;	/* points at a buffer that is reused */
+	return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct source *x = a, *y = b;
+
+	return x->count[0] < y->count[0] ? 1 : x->count[0] > y->count[0] ? -1 : 0;
+}
+
+static const char *const top_forms[] = { "IFACE [--count N] [--json]", NULL };
+
+static const struct opt_spec top_opts[] = {
+	{ "count", OPT_COUNT, "N", "how many to list (default 10)" },
+	{ "json", OPT_JSON, NULL, "one JSON object on stdout" },
+	{ NULL },
+};
+
+static int cmd_top(int argc, char **argv);
+
+const struct cmd_spec cmd_top_spec = {
+	.name = "top",
+	.run = cmd_top,
+	.forms = top_forms,
+	.about = "List the windows with the highest counts, highest first: sources, and\n"
+		 "aggregate and --shared windows, marked as such. Windows that have ended\n"
+		 "are not listed.\n",
+	.opts = top_opts,
+};
+
+static int cmd_top(int argc, char **argv)
+{
+	struct collect c = {};
+	const char *ifname, *why;
+	__u64 count = 10;
+	struct limiter l;
+	int opt, as_json = 0, r;
+	size_t i, sources = 0;
+	struct json j;
+
+	while ((opt = cmd_getopt(argc, argv, &cmd_top_spec)) != -1) {
+		if (opt == OPT_JSON) {
+			as_json = 1;
+		} else if (opt == OPT_COUNT) {
+			why = parse_u64(optarg, 1, MAX_SOURCES_MAX * 2, &count);
+			if (why)
+				return usage_err("top", "top: invalid --count '%s': %s", optarg, why);
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_positional(argc, argv, "top", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (cmd_no_more(argc, argv, "top", 1))
+		return EXIT_USAGE;
+	if (cmd_prepare(NEED_BPF, "cannot list sources") ||
+	    limiter_open(ifname, &l, "cannot list sources on"))
+		return EXIT_FAIL;
+
+	r = foreach_window(&l, 1, collect_one, &c);
+	if (r) {
+		if (r > 0)
+			log_err("cannot list sources on '%s': out of memory", ifname);
+		free(c.v);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
+	if (count > c.n)
+		count = c.n;
+	for (i = 0; i < c.n; i++)
+		sources += !c.v[i].kind;
+
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", ifname);
+		json_u64(&j, "active_sources", sources);
+		json_u64(&j, "open_windows", c.n);	/* with aggregates and shared budgets */
+		json_arr(&j, "sources");
+		for (i = 0; i < count; i++)
+			source_print(&l, &c.v[i], NULL, &j);
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	} else {
+		printf("%s: %zu source%s with an open window", ifname, sources,
+		       sources == 1 ? "" : "s");
+		if (c.n > sources)
+			printf(", %zu aggregate or shared window%s", c.n - sources,
+			       c.n - sources == 1 ? "" : "s");
+		printf("%s\n", c.n ? "; highest count first:" : "");
+		for (i = 0; i < count; i++)
+			source_print(&l, &c.v[i], NULL, NULL);
+	}
+	free(c.v);
+	limiter_close(&l);
+	return EXIT_DONE;
+}

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_rule.c - `xdp-rl rule add|del|list`: per-prefix rules, changed live. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpffs.h"
+#include "caps.h"
+#include "cli.h"
+#include "commands.h"
+#include "json.h"
+#include "limiter.h"
+#include "log.h"
+#include "rules.h"
+
+static int rule_add(int argc, char **argv)
+{
+	static rule_ids used;
+	struct holding held = {};
+	struct rule_spec r;
+	struct limiter l;
+	char why[256], desc[256];
+	const char *ifname;
+	int ret = EXIT_FAIL;
+
+	if (argc < 2)
+		return usage_err("rule", "rule add: missing IFACE");
+	ifname = argv[1];
+	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
+		return usage_err("rule", "rule add: %s", why);
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") ||
+	    state_lock() < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
+		return EXIT_FAIL;
+	rule_describe(&r, desc, sizeof(desc));
+	if (r.rule.action == XDP_RL_RULE_LIMIT && !(r.rule.flags & XDP_RL_RULE_F_SHARED) &&
+	    r.rule.nlayers > l.cfg.fixed.max_layers) {
+		log_err("cannot add rule %s on '%s': each source has room for %u layer%s "
+		    "(load again with --max-layers %u, or use --shared)", desc, ifname,
+		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
+		    r.rule.nlayers);
+		goto out;
+	}
+	if (rule_held_collect(&l, &r, &held)) {
+		log_err("cannot add rule %s on '%s': cannot read the sources it covers: %m",
+		    desc, ifname);
+		goto out;
+	}
+	rule_ids_used(l.fd, used);
+	if (rule_insert(l.fd, &r, used)) {
+		if (errno == EEXIST)
+			log_err("cannot add rule %s on '%s': that prefix has a rule "
+			    "(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
+		else if (errno == ENOSPC)
+			log_err("cannot add rule %s on '%s': it has %d rules, the most it can "
+			    "hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
+		else
+			log_err("cannot add rule %s on '%s': %m", desc, ifname);
+		goto out;
+	}
+	if (rules_publish(&l)) {
+		log_err("added rule %s on '%s', but cannot publish it: %m", desc, ifname);
+		goto out;
+	}
+	rule_held_close(&l, &held);
+	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
+	ret = EXIT_DONE;
+out:
+	rule_held_free(&held);
+	limiter_close(&l);
+	return ret;
+}
+
+static int rule_del(int argc, char **argv)
+{
+	char pfx[INET6_ADDRSTRLEN + 8];
+	struct holding held = {};
+	struct rule_spec r = {};
+	const char *e, *ifname;
+	struct limiter l;
+	int ret = EXIT_FAIL, rc;
+
+	if (argc < 3)
+		return usage_err("rule", "rule del: missing %s", argc < 2 ? "IFACE" : "CIDR");
+	if (argc > 3)
+		return usage_err("rule", "rule del: unexpected argument '%s'", argv[3]);
+	ifname = argv[1];
+	e = parse_cidr(argv[2], &r.addr, &r.prefix);
+	if (e)
+		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") ||
+	    state_lock() < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
+		return EXIT_FAIL;
+	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
+	if (rule_held_collect(&l, &r, &held)) {
+		log_err("cannot delete rule %s on '%s': cannot read the sources it covers: %m",
+		    pfx, ifname);
+		goto out;
+	}
+	rc = rule_delete(l.fd, &r);
+	if (rc) {
+		if (errno == ENOENT)
+			log_err("cannot delete rule %s on '%s': no rule for that prefix "
+			    "(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
+		else
+			log_err("cannot delete rule %s on '%s': %m", pfx, ifname);
+		goto out;
+	}
+	if (rules_publish(&l)) {
+		log_err("deleted rule %s on '%s', but cannot publish it: %m", pfx, ifname);
+		goto out;
+	}
+	rule_held_close(&l, &held);
+	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
+	ret = EXIT_DONE;
+out:
+	rule_held_free(&held);
+	limiter_close(&l);
+	return ret;
+}
+
+struct listing {
+	const struct limiter *l;
+	struct rule_spec *v;
+	size_t n, cap;
+};
+
+static int collect(const struct rule_spec *r, void *ctx)
+{
+	struct listing *ls = ctx;
+	struct rule_spec *v;
+
+	if (ls->n == ls->cap) {
+		ls->cap = ls->cap ? ls->cap * 2 : 64;
+		v = realloc(ls->v, ls->cap * sizeof(*v));
+		if (!v)
+			return 1;
+		ls->v = v;
+	}
+	ls->v[ls->n++] = *r;
+	return 0;
+}
+
+static int by_prefix(const void *a, const void *b)
+{
+	const struct rule_spec *x = a, *y = b;
+	int c;
+
+	if (x->addr.family != y->addr.family)
+		return x->addr.family == AF_INET ? -1 : 1;
+	c = memcmp(x->addr.bytes, y->addr.bytes, 16);
+	return c ? c : (int)x->prefix - (int)y->prefix;
+}
+
+static void hits_of(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct xdp_rl_rule_hits *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
+
+	memset(sum, 0, sizeof(*sum));
+	if (per && !bpf_map_lookup_elem(l->fd[PIN_RULE_HITS], &id, per)) {
+		for (c = 0; c < ncpu; c++) {
+			sum->packets += per[c].packets;
+			sum->dropped += per[c].dropped;
+			sum->would_drop += per[c].would_drop;
+		}
+	}
+	free(per);
+}
+
+static int rule_list(int argc, char **argv)
+{
+	char pfx[INET6_ADDRSTRLEN + 8], desc[256], w[32];
+	struct xdp_rl_rule_hits h;
+	struct listing ls = {};
+	const char *ifname = NULL;
+	int as_json = 0, i;
+	struct limiter l;
+	struct json j;
+	size_t k;
+	__u32 m;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			as_json = 1;
+		else if (argv[i][0] == '-')
+			return usage_err("rule", "rule list: unknown option '%s'", argv[i]);
+		else if (!ifname)
+			ifname = argv[i];
+		else
+			return usage_err("rule", "rule list: unexpected argument '%s'", argv[i]);
+	}
+	if (!ifname)
+		return usage_err("rule", "rule list: missing IFACE");
+	if (cmd_prepare(NEED_BPF, "cannot list rules") ||
+	    limiter_open(ifname, &l, "cannot list rules on"))
+		return EXIT_FAIL;
+	ls.l = &l;
+	if (rules_foreach(l.fd, collect, &ls)) {
+		log_err("cannot list rules on '%s': out of memory", ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", ifname);
+		json_arr(&j, "rules");
+	} else if (!ls.n) {
+		printf("%s: no rules (see 'xdp-rl rule --help')\n", ifname);
+	}
+	for (k = 0; k < ls.n; k++) {
+		const struct xdp_rl_rule *r = &ls.v[k].rule;
+
+		hits_of(&l, r->id, &h);
+		if (!as_json) {
+			rule_describe(&ls.v[k], desc, sizeof(desc));
+			printf("%-40s hits %llu, dropped %llu", desc,
+			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
+			if (h.would_drop)
+				printf(", would drop %llu (dry run)", (unsigned long long)h.would_drop);
+			putchar('\n');
+			continue;
+		}
+		fmt_prefix(&ls.v[k].addr, ls.v[k].prefix, pfx, sizeof(pfx));
+		json_obj(&j, NULL);
+		json_str(&j, "prefix", pfx);
+		json_str(&j, "action", word_name(rule_action_words, r->action));
+		json_bool(&j, "shared", r->flags & XDP_RL_RULE_F_SHARED);
+		json_arr(&j, "layers");
+		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
+			fmt_duration(r->layer[m].window_ns, w, sizeof(w));
+			json_obj(&j, NULL);
+			json_u64(&j, "limit", r->layer[m].limit);
+			json_str(&j, "window", w);
+			json_u64(&j, "window_ns", r->layer[m].window_ns);
+			json_end(&j);
+		}
+		json_end(&j);
+		json_u64(&j, "hits", h.packets);
+		json_u64(&j, "dropped", h.dropped);
+		json_u64(&j, "would_drop", h.would_drop);
+		json_end(&j);
+	}
+	if (as_json) {
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	}
+	free(ls.v);
+	limiter_close(&l);
+	return EXIT_DONE;
+}
+
+static const char *const rule_forms[] = {
+	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])",
+	"del IFACE CIDR",
+	"list IFACE [--json]",
+	NULL,
+};
+
+/* rule_parse() and rule_list() parse these; the table is their help. */
+static const struct opt_spec rule_opts[] = {
+	{ "allow", 0, NULL, "never limited, still counted" },
+	{ "deny", 0, NULL, "always dropped" },
+	{ "layer", 0, "N/DUR",
+	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
+	{ "shared", 0, NULL, "one budget for the whole prefix (with --layer)" },
+	{ "json", 0, NULL, "rule list: one JSON object on stdout" },
+	{ NULL },
+};
+
+static int cmd_rule(int argc, char **argv);
+
+const struct cmd_spec cmd_rule_spec = {
+	.name = "rule",
+	.run = cmd_rule,
+	.forms = rule_forms,
+	.about = "Per-prefix rules, changed live; the longest matching prefix wins.\n",
+	.opts = rule_opts,
+	.notes = "Adding a rule never detaches the program or resets other sources' windows.\n"
+		 "'rule list' shows each rule's hits and drops.\n",
+};
+
+static int cmd_rule(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_err("rule", "rule: missing add, del or list");
+	if (!strcmp(argv[1], "add"))
+		return rule_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "del") || !strcmp(argv[1], "delete"))
+		return rule_del(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list") || !strcmp(argv[1], "show"))
+		return rule_list(argc - 1, argv + 1);
+	return usage_err("rule", "rule: unknown subcommand '%s': use add, del or list", argv[1]);
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_set.c - `xdp-rl set`: change a running limiter's settings live. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bpffs.h"
+#include "caps.h"
+#include "cli.h"
+#include "cmd_settings.h"
+#include "commands.h"
+#include "limiter.h"
+#include "live.h"
+#include "log.h"
+#include "rules.h"
+#include "sources.h"
+
+static const char *const set_forms[] = {
+	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--dry-run|--enforce]\n"
+	"[--per-key|--aligned] [--new-sources N/DUR|off] [--on-table-full P]",
+	NULL,
+};
+
+static const struct opt_spec set_opts[] = {
+	{ "limit", OPT_LIMIT, "N", "applies to the windows already open" },
+	{ "window", OPT_WINDOW, "DUR",
+	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once" },
+	{ "layer", OPT_LAYER, "N/DUR", "replace every layer (as many as the limiter has room for)" },
+	{ "dry-run", OPT_DRY_RUN, NULL, "count, drop nothing" },
+	{ "enforce", OPT_ENFORCE, NULL, "drop again" },
+	{ "per-key", OPT_PER_KEY, NULL, "switch window alignment; every window restarts" },
+	{ "aligned", OPT_ALIGNED, NULL, "switch window alignment; every window restarts" },
+	{ "new-sources", OPT_NEW_SOURCES, "N/DUR|off", "as for load" },
+	{ "on-table-full", OPT_ON_FULL, "P", "pass, drop or aggregate, as for load" },
+	{ NULL },
+};
+
+static int cmd_set(int argc, char **argv);
+
+const struct cmd_spec cmd_set_spec = {
+	.name = "set",
+	.run = cmd_set,
+	.forms = set_forms,
+	.about = "Change the running limiter's settings at once, without detaching it.\n",
+	.opts = set_opts,
+};
+
+static int cmd_set(int argc, char **argv)
+{
+	struct settings s = {};
+	struct xdp_rl_live next, prev;
+	struct limiter l;
+	const char *ifname;
+	char desc[256];
+	int opt, r;
+
+	while ((opt = cmd_getopt(argc, argv, &cmd_set_spec)) != -1) {
+		r = settings_option(opt, optarg, "set", &s);
+		if (r)
+			return EXIT_USAGE;
+	}
+	if (cmd_positional(argc, argv, "set", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (cmd_no_more(argc, argv, "set", 1))
+		return EXIT_USAGE;
+	if (!s.has_limit && !s.has_window && !s.live.nlayers && !s.has_align && !s.has_dry &&
+	    !s.has_new && !s.has_on_full)
+		return usage_err("set", "set: nothing to change: give --limit, --window, "
+				 "--layer, --dry-run, --enforce, --per-key, --aligned, "
+				 "--new-sources or --on-table-full");
+	if (s.live.nlayers && (s.has_limit || s.has_window))
+		return usage_err("set", "set: give either --limit/--window or --layer, not both");
+
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") ||
+	    state_lock() < 0 || limiter_open(ifname, &l, "cannot change settings on"))
+		return EXIT_FAIL;
+
+	next = *limiter_live(&l);
+	r = EXIT_FAIL;
+	if ((s.has_limit || s.has_window) && next.nlayers > 1) {
+		/* Refused for what runs, as a layer count it has no room for: exit 1. */
+		log_err("cannot change settings on '%s': it has %u layers, and --limit and "
+		    "--window set one (give them all with --layer)", ifname, next.nlayers);
+		goto out;
+	}
+	if (s.live.nlayers > l.cfg.fixed.max_layers) {
+		log_err("cannot change settings on '%s': it was loaded with room for %u layer%s "
+		    "per source (load again with --force --max-layers %u)", ifname,
+		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
+		    s.live.nlayers);
+		goto out;
+	}
+	if (s.has_limit)
+		next.layer[0].limit = s.one.limit;
+	if (s.has_window)
+		next.layer[0].window_ns = s.one.window_ns;
+	if (s.live.nlayers) {
+		memcpy(next.layer, s.live.layer, sizeof(next.layer));
+		next.nlayers = s.live.nlayers;
+	}
+	if (s.has_align)
+		next.flags = (next.flags & ~XDP_RL_F_ALIGNED) | (s.live.flags & XDP_RL_F_ALIGNED);
+	if (s.has_dry)
+		next.flags = (next.flags & ~XDP_RL_F_DRY_RUN) | (s.live.flags & XDP_RL_F_DRY_RUN);
+	if (s.has_new)
+		next.new_sources = s.live.new_sources;
+	if (s.has_on_full)
+		next.on_full = s.live.on_full;
+	if (s.has_on_full && !next.new_sources.limit) {
+		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
+		goto out;
+	}
+	live_finish(&next, rules_min_window(l.fd), limiter_live(&l), 0);
+
+	prev = *limiter_live(&l);
+	if (limiter_publish(&l, &next)) {
+		log_err("cannot change settings on '%s': %m", ifname);
+		goto out;
+	}
+	if (next.nlayers < prev.nlayers)
+		close_dropped_layers(&l, next.nlayers, prev.nlayers);
+	live_describe(&next, l.cfg.fixed.bytes, desc, sizeof(desc));
+	printf("xdp-rl: %s: %s\n", ifname, desc);
+	r = EXIT_DONE;
+out:
+	limiter_close(&l);
+	return r;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_stats.c - `xdp-rl stats`: a limiter's totals, once or every few seconds. */
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cli.h"
+#include "commands.h"
+#include "json.h"
+#include "limiter.h"
+#include "log.h"
+#include "options.h"
+#include "stats.h"
+
+enum { OPT_JSON = 256, OPT_WATCH };
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
+			const struct xdp_rl_stats *prev, double secs, int as_json)
+{
+	struct json j;
+	char label[32];
+	int i;
+
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "interface", l->ifname);
+		for (i = 0; i < XDP_RL_STAT_MAX; i++)
+			json_u64(&j, stat_names[i], s->c[i]);
+		if (prev) {
+			json_obj(&j, "per_second");
+			for (i = 0; i < XDP_RL_STAT_MAX; i++)
+				json_u64(&j, stat_names[i],
+					 (__u64)((s->c[i] - prev->c[i]) / secs + 0.5));
+			json_end(&j);
+		}
+		json_end(&j);
+		json_finish(&j);
+		return;
+	}
+	printf("%s:\n", l->ifname);
+	for (i = 0; i < XDP_RL_STAT_MAX; i++) {
+		if (i == XDP_RL_STAT_PASSED_BYTES || i == XDP_RL_STAT_DROPPED_BYTES)
+			continue;
+		snprintf(label, sizeof(label), "%s", stat_names[i]);
+		for (char *p = label; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		printf("  %-16s %15llu", label, (unsigned long long)s->c[i]);
+		if (i == XDP_RL_STAT_PASSED || i == XDP_RL_STAT_DROPPED)
+			printf(" packets %17llu bytes",
+			       (unsigned long long)s->c[i == XDP_RL_STAT_PASSED ?
+					XDP_RL_STAT_PASSED_BYTES : XDP_RL_STAT_DROPPED_BYTES]);
+		if (prev)
+			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+static const char *const stats_forms[] = { "IFACE [--json] [--watch SECONDS]", NULL };
+
+static const struct opt_spec stats_opts[] = {
+	{ "json", OPT_JSON, NULL, "one JSON object (a line each with --watch)" },
+	{ "watch", OPT_WATCH, "SECONDS", "print them again every SECONDS, with rates, until interrupted" },
+	{ NULL },
+};
+
+static int cmd_stats(int argc, char **argv);
+
+const struct cmd_spec cmd_stats_spec = {
+	.name = "stats",
+	.run = cmd_stats,
+	.forms = stats_forms,
+	.about = "Show the totals since load: passed, dropped, would-drop (dry run), not IP,\n"
+		 "malformed, windows opened, table errors, inserts, evictions, refused and\n"
+		 "aggregated new sources, allowed and denied by rules.\n",
+	.opts = stats_opts,
+};
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct xdp_rl_stats s, prev;
+	int opt, as_json = 0;
+	const char *ifname, *why;
+	__u64 watch = 0;
+	struct limiter l;
+
+	while ((opt = cmd_getopt(argc, argv, &cmd_stats_spec)) != -1) {
+		if (opt == OPT_JSON) {
+			as_json = 1;
+		} else if (opt == OPT_WATCH) {
+			why = parse_u64(optarg, 1, 86400, &watch);
+			if (why)
+				return usage_err("stats", "stats: invalid --watch '%s': %s",
+						 optarg, why);
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	if (cmd_positional(argc, argv, "stats", "IFACE", 0, &ifname))
+		return EXIT_USAGE;
+	if (cmd_no_more(argc, argv, "stats", 1))
+		return EXIT_USAGE;
+	if (cmd_prepare(NEED_BPF, "cannot read statistics") ||
+	    limiter_open(ifname, &l, "cannot read statistics of"))
+		return EXIT_FAIL;
+	if (stats_read(&l, &s)) {
+		log_err("cannot read statistics of '%s': %m", ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	stats_print(&l, &s, NULL, 0, as_json);
+	if (watch) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+	}
+	while (watch && !stop) {
+		prev = s;
+		sleep(watch);
+		if (stop)
+			break;
+		if (!limiter_pinned(&l)) {
+			log_err("cannot read statistics of '%s': xdp-rl was unloaded from it", ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		if (stats_read(&l, &s) || limiter_read_config(&l)) {
+			log_err("cannot read statistics of '%s': %m (was it unloaded?)", ifname);
+			limiter_close(&l);
+			return EXIT_FAIL;
+		}
+		if (!as_json)
+			putchar('\n');
+		stats_print(&l, &s, &prev, watch, as_json);
+	}
+	limiter_close(&l);
+	return EXIT_DONE;
+}

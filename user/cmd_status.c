@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* cmd_status.c - `xdp-rl status`: the limiters in this namespace and their settings. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+
+#include "bpffs.h"
+#include "caps.h"
+#include "cli.h"
+#include "cmd_settings.h"
+#include "commands.h"
+#include "json.h"
+#include "limiter.h"
+#include "live.h"
+#include "log.h"
+#include "sources.h"
+#include "cmd_output.h"
+
+enum { OPT_JSON = 256 };
+
+struct link_state {
+	int attached;
+	__u32 link_id, prog_id;
+};
+
+static void link_state(const struct limiter *l, struct link_state *ls)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	memset(ls, 0, sizeof(*ls));
+	if (bpf_obj_get_info_by_fd(l->fd[PIN_LINK], &info, &len))
+		return;
+	ls->link_id = info.id;
+	ls->prog_id = info.prog_id;
+	ls->attached = info.xdp.ifindex != 0;
+}
+
+static void status_one(struct limiter *l, struct json *j)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	const struct xdp_rl_fixed *f = &l->cfg.fixed;
+	const char *clock = live_clock_name(live);
+	__u64 n4, n6;
+	struct link_state ls;
+	char w[32], desc[256];
+
+	link_state(l, &ls);
+	/*
+	 * Detached: its interface is gone, and another may have its index
+	 * now; it goes by the name it was loaded on (`unload NAME` takes it).
+	 */
+	if (!ls.attached)
+		snprintf(l->ifname, sizeof(l->ifname), "%s", f->ifname);
+	n4 = sources_open(l, PIN_SRC4);
+	n6 = sources_open(l, PIN_SRC6);
+	fmt_duration(live->layer[0].window_ns, w, sizeof(w));
+	if (j) {
+		json_obj(j, NULL);
+		json_str(j, "interface", l->ifname);
+		json_u64(j, "ifindex", l->ifindex);
+		json_bool(j, "attached", ls.attached);
+		json_str(j, "mode", word_name(mode_words, f->xdp_mode));
+		json_u64(j, "link_id", ls.link_id);
+		json_u64(j, "prog_id", ls.prog_id);
+		json_u64(j, "limit", live->layer[0].limit);
+		json_str(j, "unit", limiter_unit(l));
+		json_str(j, "window", w);
+		json_u64(j, "window_ns", live->layer[0].window_ns);
+		layers_json(j, live->layer, live->nlayers, NULL);
+		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
+		json_str(j, "clock", clock);
+		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
+		json_u64(j, "v4_prefix", f->v4_prefix);
+		json_u64(j, "v6_prefix", f->v6_prefix);
+		json_u64(j, "max_sources", f->max_sources);
+		json_u64(j, "max_layers", f->max_layers);
+		json_u64(j, "rules", live->nrules4 + live->nrules6);
+		if (live->new_sources.limit) {
+			fmt_duration(live->new_sources.window_ns, w, sizeof(w));
+			json_obj(j, "new_sources");
+			json_u64(j, "limit", live->new_sources.limit);
+			json_str(j, "window", w);
+			json_u64(j, "window_ns", live->new_sources.window_ns);
+			json_str(j, "on_table_full", word_name(on_full_words, live->on_full));
+			json_end(j);
+		} else {
+			json_null(j, "new_sources");
+		}
+		json_u64(j, "active_sources_v4", n4);
+		json_u64(j, "active_sources_v6", n6);
+		json_u64(j, "loaded_at", f->loaded_at_unix);
+		json_end(j);
+		return;
+	}
+	live_describe(live, f->bytes, desc, sizeof(desc));
+	if (!ls.attached)
+		printf("%s: DETACHED: the interface is gone (remove it with 'xdp-rl unload %s')\n",
+		       l->ifname, l->ifname);
+	else
+		printf("%s: attached, %s mode, link %u, prog %u\n", l->ifname,
+		       word_name(mode_words, f->xdp_mode),
+		       ls.link_id, ls.prog_id);
+	printf("  limit    %s\n", desc);
+	printf("  clock    %s\n", clock);
+	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
+	       "room for %u layer%s\n", f->v4_prefix, f->v6_prefix,
+	       (unsigned long long)f->max_sources,
+	       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
+	       f->max_layers == 1 ? "" : "s");
+	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
+	       l->ifname);
+	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n",
+	       (unsigned long long)n4, (unsigned long long)n6);
+}
+
+static const char *const status_forms[] = { "[IFACE] [--json]", NULL };
+
+static const struct opt_spec status_opts[] = {
+	{ "json", OPT_JSON, NULL, "one JSON document on stdout" },
+	{ NULL },
+};
+
+static int cmd_status(int argc, char **argv);
+
+const struct cmd_spec cmd_status_spec = {
+	.name = "status",
+	.run = cmd_status,
+	.forms = status_forms,
+	.about = "Show the limiters in this network namespace (or on IFACE) and their settings.\n",
+	.opts = status_opts,
+};
+
+static int cmd_status(int argc, char **argv)
+{
+	char ns[PATH_MAX], name[IF_NAMESIZE];
+	int opt, as_json = 0, found = 0, ret = EXIT_DONE;
+	const char *ifname = NULL;
+	struct limiter l;
+	struct dirent *d;
+	struct json j;
+	DIR *dir;
+
+	while ((opt = cmd_getopt(argc, argv, &cmd_status_spec)) != -1) {
+		if (opt != OPT_JSON)
+			return EXIT_USAGE;
+		as_json = 1;
+	}
+	if (cmd_no_more(argc, argv, "status", 1))
+		return EXIT_USAGE;
+	if (argc - optind == 1)
+		ifname = argv[optind];
+	if (cmd_prepare(NEED_BPF, "cannot show status"))
+		return EXIT_FAIL;
+
+	if (ifname) {
+		if (limiter_open(ifname, &l, "cannot show status of"))
+			return EXIT_FAIL;
+		if (as_json) {
+			json_begin(&j, stdout);
+			json_obj(&j, NULL);
+			json_arr(&j, "limiters");
+		}
+		status_one(&l, as_json ? &j : NULL);
+		limiter_close(&l);
+		goto done;
+	}
+
+	/* Nothing pinned yet is "no limiter"; a folder we cannot read is an error. */
+	dir = NULL;
+	if (state_dir(ns, sizeof(ns), 0)) {
+		if (errno != ENOENT)
+			return EXIT_FAIL;
+	} else if (!(dir = opendir(ns)) && errno != ENOENT) {
+		log_err("cannot list the limiters in %s: %m (run as root)", ns);
+		return EXIT_FAIL;
+	}
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_arr(&j, "limiters");
+	}
+	while (dir && (d = readdir(dir))) {
+		unsigned int ifindex = strtoul(d->d_name, NULL, 10);
+
+		if (!ifindex || !limiter_here(ifindex))
+			continue;
+		if (!if_indextoname(ifindex, name))
+			snprintf(name, sizeof(name), "if%u", ifindex);
+		if (limiter_open_index(ifindex, name, &l, "cannot show status of")) {
+			ret = EXIT_FAIL;
+			continue;
+		}
+		if (found++ && !as_json)
+			putchar('\n');
+		status_one(&l, as_json ? &j : NULL);
+		limiter_close(&l);
+	}
+	if (dir)
+		closedir(dir);
+	if (!found && !as_json)
+		printf("no xdp-rl limiter in this network namespace (see 'xdp-rl load --help')\n");
+done:
+	if (as_json) {
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	}
+	return ret;
+}
