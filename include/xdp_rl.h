@@ -18,6 +18,7 @@
 /* Pinned objects live in PIN_ROOT/<netns-inode>/<ifindex>/ */
 #define XDP_RL_PIN_ROOT		"xdp-rl"
 #define XDP_RL_PIN_LINK		"link"
+#define XDP_RL_PIN_PROG		"prog"
 
 /*
  * Every map of the program, in one list: X(ID, name, kind). bpf/maps.h
@@ -27,13 +28,14 @@
  * names are cut at 15 characters: keep names shorter.
  */
 enum xdp_rl_map_kind {
+	XDP_RL_NEW,		/* made anew by every load: the old program keeps its own */
 	XDP_RL_KEEP,		/* kept by every replacement */
 	XDP_RL_KEEP_TABLE,	/* a source table: kept while its layout is the same */
 	XDP_RL_KEEP_RULES,	/* the rules: kept unless --rules brings new ones */
 };
 
 #define XDP_RL_MAPS(X)						\
-	X(CONFIG, config, XDP_RL_KEEP)				\
+	X(CONFIG, config, XDP_RL_NEW)				\
 	X(STATS, stats, XDP_RL_KEEP)				\
 	X(SRC4, src4, XDP_RL_KEEP_TABLE)			\
 	X(SRC6, src6, XDP_RL_KEEP_TABLE)			\

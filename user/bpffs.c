@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -157,7 +159,7 @@ static int bpffs_find(char *out, size_t len, int create)
 	}
 	if (bpffs_mount() || bpffs_search(out, len)) {
 		log_err("cannot mount bpffs on /sys/fs/bpf: %m "
-		    "(mount it with 'mount -t bpf bpf /sys/fs/bpf')");
+			"(mount it with 'mount -t bpf -o mode=0700 bpf /sys/fs/bpf')");
 		return -1;
 	}
 	return 0;
@@ -216,18 +218,93 @@ __u64 netns_cookie(void)
 	return cookie;
 }
 
-int root_dir(char *out, size_t len, int create)
+/*
+ * Whether @path, a folder of xdp-rl's state, is safe to keep state in: a
+ * folder (not a symlink) of root's, mode 0700, so that no other user can
+ * add, move or replace anything in it, or hold its lock. 0, or -1 after
+ * saying why and what to do.
+ */
+static int state_dir_safe(const char *path)
 {
-	char fs[PATH_MAX];
+	struct stat st;
 
-	if (bpffs_find(fs, sizeof(fs), create))
+	if (lstat(path, &st)) {
+		log_err("cannot use %s: %m%s", path, state_denied_hint(errno));
 		return -1;
-	snprintf(out, len, "%s/%s", fs, XDP_RL_PIN_ROOT);
-	if (create && mkdir(out, 0700) && errno != EEXIST) {
-		log_err("cannot create %s: %m%s", out, state_denied_hint(errno));
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_err("refusing %s as xdp-rl's state folder: it is not a folder%s (remove it: "
+			"'rm %s')", path, S_ISLNK(st.st_mode) ? " but a symlink" : "", path);
+		errno = EPERM;
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 07777) != 0700) {
+		log_err("refusing %s as xdp-rl's state folder: it must be root's and mode 0700, "
+			"and it is uid %u's, mode %04o (another user may have made it: remove it "
+			"with 'rm -r %s', or fix it with 'chown root: %s; chmod 0700 %s')",
+			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), path, path, path);
+		errno = EPERM;
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Make @path, a state folder, root's and 0700. A capable user other than
+ * root makes it as their own: give it to root (CAP_CHOWN), or take it back.
+ */
+static int state_dir_make(const char *path)
+{
+	struct stat st;
+
+	if (!mkdir(path, 0700)) {
+		if (!lstat(path, &st) && st.st_uid != 0 && chown(path, 0, 0)) {
+			log_err("cannot make %s root's: %m (run the first load as root)", path);
+			rmdir(path);
+			return -1;
+		}
+		chmod(path, 0700);	/* whatever the umask left */
+		return 0;
+	}
+	if (errno == EEXIST)
+		return 0;
+	log_err("cannot create %s: %m%s", path, state_denied_hint(errno));
+	return -1;
+}
+
+/*
+ * The bpffs itself: if others may write to it and it has no sticky bit,
+ * they could move xdp-rl's folder away or put their own in its place.
+ */
+static int bpffs_safe(const char *fs)
+{
+	struct stat st;
+
+	if (stat(fs, &st))
+		return 0;	/* said by whoever uses it next */
+	if ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX)) {
+		log_err("refusing the bpffs at %s: other users may write to it (mode %04o) and "
+			"it has no sticky bit, so they could replace xdp-rl's state (remount it: "
+			"'mount -o remount,mode=0700 %s')", fs, (unsigned)(st.st_mode & 07777), fs);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int root_dir(char *out, size_t len, int create)
+{
+	char fs[PATH_MAX];
+	struct stat st;
+
+	if (bpffs_find(fs, sizeof(fs), create) || bpffs_safe(fs))
+		return -1;
+	snprintf(out, len, "%s/%s", fs, XDP_RL_PIN_ROOT);
+	if (create && state_dir_make(out))
+		return -1;
+	if (!create && lstat(out, &st) && errno == ENOENT)
+		return -1;	/* nothing was ever loaded: errno ENOENT */
+	return state_dir_safe(out);
 }
 
 int state_dir(char *out, size_t len, int create)
@@ -236,28 +313,106 @@ int state_dir(char *out, size_t len, int create)
 
 	if (root_dir(root, sizeof(root), create))
 		return -1;
-	snprintf(out, len, "%s/%lu", root,
-		 (unsigned long)ns_inode("/proc/self/ns/net"));
-	if (create && mkdir(out, 0700) && errno != EEXIST) {
-		log_err("cannot create %s: %m%s", out, state_denied_hint(errno));
+	snprintf(out, len, "%s/%lu", root, (unsigned long)ns_inode("/proc/self/ns/net"));
+	if (create && state_dir_make(out))
 		return -1;
-	}
 	return 0;
 }
 
-int state_lock(void)
+/* How long to wait for the lock before giving up (XDP_RL_LOCK_WAIT, seconds). */
+#define LOCK_WAIT_S	30
+
+/* The process holding a flock on the file @st is, from /proc/locks: its pid, or 0. */
+static pid_t lock_holder(const struct stat *st)
 {
-	char root[PATH_MAX];
+	unsigned int maj, min;
+	unsigned long ino;
+	char line[256], kind[16];
+	pid_t pid, found = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" */
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) == 5 &&
+		    !strcmp(kind, "FLOCK") && ino == st->st_ino && maj == major(st->st_dev) &&
+		    min == minor(st->st_dev) && pid != getpid())
+			found = pid;
+	}
+	fclose(f);
+	return found;
+}
+
+/* "pid 1234 (xdp-rl set eth0 --limit 5)", as far as /proc tells. */
+static void describe_pid(pid_t pid, char *buf, size_t len)
+{
+	char path[64], cmd[160] = "";
+	size_t n = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+	}
+	for (i = 0; i + 1 < n; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	cmd[n] = '\0';
+	if (*cmd)
+		snprintf(buf, len, "pid %d (%.120s)", pid, cmd);
+	else
+		snprintf(buf, len, "pid %d", pid);
+}
+
+int state_lock(int nowait)
+{
+	char root[PATH_MAX], who[200];
+	const char *env = getenv("XDP_RL_LOCK_WAIT");
+	long wait_ms = (env && atoi(env) >= 0 ? atoi(env) : LOCK_WAIT_S) * 1000L, waited = 0;
+	struct stat st;
+	pid_t holder;
 	int fd;
 
 	if (root_dir(root, sizeof(root), 1))
 		return -1;
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX)) {
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
 		log_err("cannot lock %s: %m%s", root, state_denied_hint(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (nowait && errno == EWOULDBLOCK) {
+			close(fd);
+			errno = EWOULDBLOCK;
+			return -1;
+		}
+		if (errno != EWOULDBLOCK || waited >= wait_ms) {
+			if (errno == EWOULDBLOCK) {
+				holder = lock_holder(&st);
+				describe_pid(holder, who, sizeof(who));
+				log_err("cannot lock %s: held for %lds by %s (is it stuck? end it, or "
+					"wait and try again)", root, waited / 1000,
+					holder ? who : "another process");
+				errno = EWOULDBLOCK;
+			} else {
+				log_err("cannot lock %s: %m", root);
+			}
+			close(fd);
+			return -1;
+		}
+		if (waited == 1000) {
+			holder = lock_holder(&st);
+			describe_pid(holder, who, sizeof(who));
+			log_warn("waiting for the lock on %s, held by %s", root,
+				 holder ? who : "another process");
+		}
+		usleep(50000);
+		waited += 50;
 	}
 	return fd;	/* released when the process exits */
 }

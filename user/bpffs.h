@@ -25,8 +25,13 @@ __u64 netns_cookie(void);
 int root_dir(char *out, size_t len, int create);
 /* The limiters' folder for this netns; with @create, make it (and bpffs). */
 int state_dir(char *out, size_t len, int create);
-/* Hold the lock that serialises changes to pinned state; returns an fd. */
-int state_lock(void);
+/*
+ * Take the lock that serialises changes to pinned state: an fd, held until
+ * the process exits or closes it. Waits (saying who holds it after a
+ * second) up to XDP_RL_LOCK_WAIT seconds, 30 by default; with @nowait,
+ * fails at once with errno EWOULDBLOCK, saying nothing.
+ */
+int state_lock(int nowait);
 
 /* What to add to an error whose errno @e is EACCES on xdp-rl's state. */
 const char *state_denied_hint(int e);

@@ -7,6 +7,7 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
+#include "limiter.h"
 #include "log.h"
 
 #define MAX_OPTS	32
@@ -80,6 +81,14 @@ int cmd_prepare(unsigned int caps, const char *what)
 		return -1;
 	if (cli_netns && netns_enter(cli_netns))
 		return -1;
+	return 0;
+}
+
+int cmd_prepare_read(unsigned int caps, const char *what)
+{
+	if (cmd_prepare(caps, what))
+		return -1;
+	limiter_settle();
 	return 0;
 }
 

@@ -54,6 +54,12 @@ int cmd_no_more(int argc, char **argv, const char *cmd, int n);
  * (caps.h) and enter the -n namespace. Prints why on failure.
  */
 int cmd_prepare(unsigned int caps, const char *what);
+/*
+ * cmd_prepare for a command that only reads: and then, if no other command
+ * holds the state lock, finish or undo what a killed command left half done
+ * (limiter_settle), so that what it shows is what the datapath does.
+ */
+int cmd_prepare_read(unsigned int caps, const char *what);
 
 /* `xdp-rl COMMAND --help`. */
 void cmd_help(FILE *f, const struct cmd_spec *spec);

@@ -128,7 +128,7 @@ static int cmd_get(int argc, char **argv)
 	why = parse_addr(addr, &a);
 	if (why)
 		return usage_err("get", "get: invalid ADDRESS '%s': %s", addr, why);
-	if (cmd_prepare(NEED_BPF, "cannot read a source") ||
+	if (cmd_prepare_read(NEED_BPF, "cannot read a source") ||
 	    limiter_open(ifname, &l, "cannot read a source on"))
 		return EXIT_FAIL;
 	now = window_clock_ns(limiter_live(&l));
@@ -267,7 +267,7 @@ static int cmd_top(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cmd_no_more(argc, argv, "top", 1))
 		return EXIT_USAGE;
-	if (cmd_prepare(NEED_BPF, "cannot list sources") ||
+	if (cmd_prepare_read(NEED_BPF, "cannot list sources") ||
 	    limiter_open(ifname, &l, "cannot list sources on"))
 		return EXIT_FAIL;
 

@@ -59,7 +59,8 @@ static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
 	int id, err = 0, tables = same_tables(&old->cfg.fixed, f);
 
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++) {
-		if ((!tables && pin_kinds[id] == XDP_RL_KEEP_TABLE) ||
+		if (pin_kinds[id] == XDP_RL_NEW ||
+		    (!tables && pin_kinds[id] == XDP_RL_KEEP_TABLE) ||
 		    (new_rules && pin_kinds[id] == XDP_RL_KEEP_RULES))
 			continue;
 		err |= bpf_map__reuse_fd(skel_map(skel, id - PIN_FIRST_MAP), old->fd[id]);
@@ -122,39 +123,45 @@ static int keep_rules_room(const struct limiter *old, struct settings *s, const 
 }
 
 
+/*
+ * Load, or replace (--force), as limiter.c's protocol says: the new state is
+ * built aside and switched in by one step, the attach or the program swap.
+ * A replacement never writes what the old program reads: it gets a config
+ * of its own, and maps of its own for what changes (the tables when their
+ * layout does, the rules with --rules), so the old limiter runs unchanged
+ * until the swap, and a failure before it leaves nothing to undo.
+ */
 static int do_load(const char *ifname, struct settings *s)
 {
-	char ns[PATH_MAX], dir[PATH_MAX + 16], path[PATH_MAX * 2], desc[256];
-	LIBBPF_OPTS(bpf_link_create_opts, lopts);
+	char desc[256];
 	struct limiter old, cur;
 	struct xdp_rl *skel = NULL;
-	int replacing = 0, made_dir = 0, link_fd = -1, ret = EXIT_FAIL, wrote = 0, swapped = 0;
+	struct stage st = {};
+	int replacing = 0, ret = EXIT_FAIL, id, e;
+	struct stat sb;
 	__u32 zero = 0;
-	int id;
 
 	for (id = 0; id < PIN_MAX; id++)
 		old.fd[id] = cur.fd[id] = -1;
-	if (state_lock() < 0)
+	if (limiter_lock(1) < 0)
 		return EXIT_FAIL;
-	pins_gc();	/* before state_dir: it removes empty netns folders */
-	if (state_dir(ns, sizeof(ns), 1))
+	if (state_dir(old.dir, sizeof(old.dir), 1))
 		return EXIT_FAIL;
-	snprintf(dir, sizeof(dir), "%s/%u", ns, s->fixed.ifindex);
-	pin_path(path, sizeof(path), dir, pin_names[PIN_CONFIG]);
-
-	if (!access(path, F_OK)) {
+	snprintf(old.dir + strlen(old.dir), sizeof(old.dir) - strlen(old.dir), "/%u",
+		 s->fixed.ifindex);
+	if (!lstat(old.dir, &sb)) {
 		if (!s->force) {
 			log_err("cannot load on '%s': xdp-rl is already loaded there "
-			    "(use --force to replace it, or 'xdp-rl unload %s' first)",
-			    ifname, ifname);
+				"(use --force to replace it, or 'xdp-rl unload %s' first)",
+				ifname, ifname);
 			return EXIT_FAIL;
 		}
 		if (limiter_open_index(s->fixed.ifindex, ifname, &old, "cannot load on"))
 			return EXIT_FAIL;
 		if (old.cfg.fixed.xdp_mode != s->fixed.xdp_mode) {
 			log_err("cannot replace the limiter on '%s': it runs in %s mode, and "
-			    "changing mode needs a detach (run 'xdp-rl unload %s' first)",
-			    ifname, word_name(mode_words, old.cfg.fixed.xdp_mode), ifname);
+				"changing mode needs a detach (run 'xdp-rl unload %s' first)",
+				ifname, word_name(mode_words, old.cfg.fixed.xdp_mode), ifname);
 			goto out;
 		}
 		replacing = 1;
@@ -163,8 +170,8 @@ static int do_load(const char *ifname, struct settings *s)
 	}
 
 	/* Tables kept by a replacement keep their hash key. */
-	s->fixed.seed = replacing && same_tables(&old.cfg.fixed, &s->fixed) ?
-			old.cfg.fixed.seed : new_seed();
+	s->fixed.seed = replacing && same_tables(&old.cfg.fixed, &s->fixed) ? old.cfg.fixed.seed :
+									     new_seed();
 	skel = xdp_rl__open();
 	if (!skel) {
 		log_err("cannot open the embedded XDP program: %m");
@@ -177,13 +184,15 @@ static int do_load(const char *ifname, struct settings *s)
 	}
 	if (xdp_rl__load(skel)) {
 		log_err("cannot load the XDP program into the kernel: %m%s",
-		    log_level >= 2 ? "" : " (run 'xdp-rl -vv load ...' for libbpf's log)");
+			log_level >= 2 ? "" : " (run 'xdp-rl -vv load ...' for libbpf's log)");
 		goto out;
 	}
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++)
 		cur.fd[id] = bpf_map__fd(skel_map(skel, id - PIN_FIRST_MAP));
+	cur.fd[PIN_PROG] = bpf_program__fd(skel->progs.xdp_rl);
+	cur.fd[PIN_LINK] = replacing ? old.fd[PIN_LINK] : -1;
 
-	/* A reused config holds the old settings; a new one holds zeros. */
+	/* A new config: zeros. */
 	if (bpf_map_lookup_elem(cur.fd[PIN_CONFIG], &zero, &cur.cfg)) {
 		log_err("cannot read the settings: %m");
 		goto out;
@@ -191,8 +200,7 @@ static int do_load(const char *ifname, struct settings *s)
 	cur.cfg.fixed = s->fixed;
 	if (!s->rules_path && replacing) {
 		/* Keep the old limiter's rules: their maps were reused. */
-		s->live.nrules4 = limiter_live(&old)->nrules4;
-		s->live.nrules6 = limiter_live(&old)->nrules6;
+		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	} else {
 		if (apply_rules(cur.fd, s, ifname))
 			goto out;
@@ -201,49 +209,33 @@ static int do_load(const char *ifname, struct settings *s)
 	skel_clock(skel, &s->live);
 	live_finish(&s->live, rules_min_window(cur.fd), replacing ? limiter_live(&old) : NULL,
 		    !!s->rules_path);
-	wrote = 1;
-	if (limiter_publish(&cur, &s->live)) {
+	if (limiter_publish_new(&cur, &s->live)) {
 		log_err("cannot write the settings: %m");
 		goto out;
 	}
 
+	if (stage_begin(&st, s->fixed.ifindex) || stage_pin(&st, cur.fd))
+		goto out;
 	if (replacing) {
 		/* Swap the program under the existing link: no gap. */
-		if (bpf_link_update(old.fd[PIN_LINK], bpf_program__fd(skel->progs.xdp_rl), NULL)) {
+		if (stage_swap(&st, old.fd[PIN_LINK], cur.fd[PIN_PROG])) {
 			log_err("cannot replace the program on '%s': %m", ifname);
 			goto out;
 		}
-		swapped = 1;	/* the new program runs, on the new settings */
-		if (pins_add_maps(cur.fd, dir)) {
-			log_err("the new program runs on '%s', but its state could not be "
-			    "pinned: run 'xdp-rl unload %s' and load again", ifname, ifname);
-			goto out;
-		}
-	} else {
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			log_err("cannot create %s: %m", dir);
-			goto out;
-		}
-		made_dir = 1;
-		lopts.flags = s->fixed.xdp_mode;
-		link_fd = bpf_link_create(bpf_program__fd(skel->progs.xdp_rl),
-					  s->fixed.ifindex, BPF_XDP, &lopts);
-		if (link_fd < 0) {
-			attach_error(ifname, s->fixed.xdp_mode, errno);
-			goto out;
-		}
-		if (pins_add_maps(cur.fd, dir))
-			goto out;
-		pin_path(path, sizeof(path), dir, XDP_RL_PIN_LINK);
-		if (bpf_obj_pin(link_fd, path)) {
-			log_err("cannot pin %s: %m", path);
-			goto out;
-		}
+	} else if (stage_attach(&st, cur.fd[PIN_PROG], s->fixed.ifindex, s->fixed.xdp_mode, &e)) {
+		if (e)
+			attach_error(ifname, s->fixed.xdp_mode, e);
+		goto out;
+	}
+	/* Committed: from here on, the next command would finish it if this one could not. */
+	if (stage_finish(&st)) {
+		ret = EXIT_DONE;
+		goto out;
 	}
 
 	live_describe(&s->live, s->fixed.bytes, desc, sizeof(desc));
-	printf("xdp-rl: %s %s (%s mode): %s", replacing ? "replaced on" : "loaded on",
-	       ifname, word_name(mode_words, s->fixed.xdp_mode), desc);
+	printf("xdp-rl: %s %s (%s mode): %s", replacing ? "replaced on" : "loaded on", ifname,
+	       word_name(mode_words, s->fixed.xdp_mode), desc);
 	if (s->live.nrules4 + s->live.nrules6)
 		printf(", %u rule%s", s->live.nrules4 + s->live.nrules6,
 		       s->live.nrules4 + s->live.nrules6 == 1 ? "" : "s");
@@ -256,28 +248,12 @@ static int do_load(const char *ifname, struct settings *s)
 	putchar('\n');
 	ret = EXIT_DONE;
 out:
-	if (ret != EXIT_DONE && replacing && wrote && !swapped) {
-		/*
-		 * The old program reads the reused config: give its settings
-		 * back, through the spare slot as any change goes.
-		 */
-		cur.cfg.fixed = old.cfg.fixed;
-		if (limiter_publish(&cur, limiter_live(&old)))
-			log_err("cannot restore the settings of '%s': %m (run 'xdp-rl unload %s')",
-			    ifname, ifname);
-	}
-	if (ret != EXIT_DONE && made_dir) {
-		if (link_fd >= 0)
-			bpf_link_detach(link_fd);
-		pins_remove(dir);
-	}
-	if (link_fd >= 0)
-		close(link_fd);
+	if (ret != EXIT_DONE)
+		stage_abort(&st);
 	limiter_close(&old);
 	xdp_rl__destroy(skel);
 	return ret;
 }
-
 
 static const char *const load_forms[] = {
 	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--per-key|--aligned]\n"

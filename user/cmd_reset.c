@@ -63,7 +63,7 @@ static int cmd_reset(int argc, char **argv)
 		return usage_err("reset", "reset: give either an ADDRESS or --all");
 	if (addr && (why = parse_addr(addr, &a)))
 		return usage_err("reset", "reset: invalid ADDRESS '%s': %s", addr, why);
-	if (cmd_prepare(NEED_BPF, "cannot reset") || state_lock() < 0 ||
+	if (cmd_prepare(NEED_BPF, "cannot reset") || limiter_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot reset sources on"))
 		return EXIT_FAIL;
 

@@ -16,6 +16,7 @@
 #include "limiter.h"
 #include "log.h"
 #include "rules.h"
+#include "fault.h"
 
 static int rule_add(int argc, char **argv)
 {
@@ -33,7 +34,7 @@ static int rule_add(int argc, char **argv)
 	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
 		return usage_err("rule", "rule add: %s", why);
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
+	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
 		return EXIT_FAIL;
 	rule_describe(&r, desc, sizeof(desc));
 	if (r.rule.action == XDP_RL_RULE_LIMIT && !(r.rule.flags & XDP_RL_RULE_F_SHARED) &&
@@ -50,21 +51,23 @@ static int rule_add(int argc, char **argv)
 		goto out;
 	}
 	rule_ids_used(l.fd, used);
+	if (rules_publish(&l, &r)) {
+		log_err("cannot add rule %s on '%s': cannot publish the rule counts: %m", desc, ifname);
+		goto out;
+	}
 	if (rule_insert(l.fd, &r, used)) {
 		if (errno == EEXIST)
 			log_err("cannot add rule %s on '%s': that prefix has a rule "
-			    "(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
+				"(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
 		else if (errno == ENOSPC)
 			log_err("cannot add rule %s on '%s': it has %d rules, the most it can "
-			    "hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
+				"hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
 		else
 			log_err("cannot add rule %s on '%s': %m", desc, ifname);
+		rules_publish(&l, NULL);	/* the counts without it */
 		goto out;
 	}
-	if (rules_publish(&l)) {
-		log_err("added rule %s on '%s', but cannot publish it: %m", desc, ifname);
-		goto out;
-	}
+	fault_point("rule add: inserted (committed)");
 	rule_held_close(&l, &held);
 	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
 	ret = EXIT_DONE;
@@ -92,7 +95,7 @@ static int rule_del(int argc, char **argv)
 	if (e)
 		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
+	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
 	if (rule_held_collect(&l, &r, &held)) {
@@ -104,13 +107,15 @@ static int rule_del(int argc, char **argv)
 	if (rc) {
 		if (errno == ENOENT)
 			log_err("cannot delete rule %s on '%s': no rule for that prefix "
-			    "(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
+				"(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
 		else
 			log_err("cannot delete rule %s on '%s': %m", pfx, ifname);
 		goto out;
 	}
-	if (rules_publish(&l)) {
-		log_err("deleted rule %s on '%s', but cannot publish it: %m", pfx, ifname);
+	fault_point("rule del: deleted (committed)");
+	/* The counts after it (publishing waits out the packets that may still use it). */
+	if (rules_publish(&l, NULL)) {
+		log_err("deleted rule %s on '%s', but cannot publish the rule counts: %m", pfx, ifname);
 		goto out;
 	}
 	rule_held_close(&l, &held);
@@ -195,7 +200,7 @@ static int rule_list(int argc, char **argv)
 	}
 	if (!ifname)
 		return usage_err("rule", "rule list: missing IFACE");
-	if (cmd_prepare(NEED_BPF, "cannot list rules") ||
+	if (cmd_prepare_read(NEED_BPF, "cannot list rules") ||
 	    limiter_open(ifname, &l, "cannot list rules on"))
 		return EXIT_FAIL;
 	ls.l = &l;

@@ -71,7 +71,7 @@ static int cmd_set(int argc, char **argv)
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") ||
-	    state_lock() < 0 || limiter_open(ifname, &l, "cannot change settings on"))
+	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot change settings on"))
 		return EXIT_FAIL;
 
 	next = *limiter_live(&l);
@@ -109,6 +109,8 @@ static int cmd_set(int argc, char **argv)
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
+	/* Recounted: a rule change that was killed may have left a count too high. */
+	rules_count(l.fd, &next.nrules4, &next.nrules6);
 	live_finish(&next, rules_min_window(l.fd), limiter_live(&l), 0);
 
 	prev = *limiter_live(&l);

@@ -111,7 +111,7 @@ static int cmd_stats(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cmd_no_more(argc, argv, "stats", 1))
 		return EXIT_USAGE;
-	if (cmd_prepare(NEED_BPF, "cannot read statistics") ||
+	if (cmd_prepare_read(NEED_BPF, "cannot read statistics") ||
 	    limiter_open(ifname, &l, "cannot read statistics of"))
 		return EXIT_FAIL;
 	if (stats_read(&l, &s)) {

@@ -155,7 +155,7 @@ static int cmd_status(int argc, char **argv)
 		return EXIT_USAGE;
 	if (argc - optind == 1)
 		ifname = argv[optind];
-	if (cmd_prepare(NEED_BPF, "cannot show status"))
+	if (cmd_prepare_read(NEED_BPF, "cannot show status"))
 		return EXIT_FAIL;
 
 	if (ifname) {

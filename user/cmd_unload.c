@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 
@@ -25,50 +26,42 @@ const struct cmd_spec cmd_unload_spec = {
 	.about = "Detach the limiter from IFACE and remove every piece of state it made.\n",
 };
 
-/*
- * `unload NAME` after the interface NAME went away: its limiter is detached
- * already (status shows it DETACHED). Find its state by the name it was
- * loaded on and let the pin garbage collector remove it. 1 if it did.
- */
-static int unload_gone(const char *ifname)
-{
-	char dir[PATH_MAX];
-
-	if (limiter_find_by_name(ifname, dir, sizeof(dir)))
-		return 0;
-	pins_gc();
-	return access(dir, F_OK) != 0;
-}
-
 static int cmd_unload(int argc, char **argv)
 {
+	char gone[PATH_MAX];
 	const char *ifname;
 	struct limiter l;
+	struct stat st;
+	int was_gone;
 
 	if (cmd_getopt(argc, argv, &cmd_unload_spec) != -1)
 		return EXIT_USAGE;
 	if (cmd_positional(argc, argv, "unload", "IFACE", 0, &ifname) ||
 	    cmd_no_more(argc, argv, "unload", 1))
 		return EXIT_USAGE;
-
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot unload") || state_lock() < 0)
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot unload"))
 		return EXIT_FAIL;
-	if (strlen(ifname) < IF_NAMESIZE && !if_nametoindex(ifname) && unload_gone(ifname)) {
+	/*
+	 * `unload NAME` after the interface NAME went away: its limiter is
+	 * detached already (status shows it DETACHED under the name it was
+	 * loaded on), and taking the lock removes it with every limiter whose
+	 * interface is gone.
+	 */
+	was_gone = strlen(ifname) < IF_NAMESIZE && !if_nametoindex(ifname) &&
+		   !limiter_find_by_name(ifname, gone, sizeof(gone));
+	if (limiter_lock(1) < 0)
+		return EXIT_FAIL;
+	if (was_gone && lstat(gone, &st)) {
 		printf("xdp-rl: %s is gone; removed the state of its limiter\n", ifname);
 		return EXIT_DONE;
 	}
 	if (limiter_open(ifname, &l, "cannot unload from"))
 		return EXIT_FAIL;
-	if (bpf_link_detach(l.fd[PIN_LINK]) && errno != ENOLINK) {
-		log_err("cannot detach from '%s': %m", ifname);
+	if (limiter_remove(&l)) {
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
 	limiter_close(&l);
-	if (pins_remove(l.dir)) {
-		log_err("detached from '%s', but cannot remove %s: %m", ifname, l.dir);
-		return EXIT_FAIL;
-	}
 	printf("xdp-rl: unloaded from %s\n", ifname);
 	return EXIT_DONE;
 }

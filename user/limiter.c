@@ -1,19 +1,71 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* limiter.c - a running limiter's pinned objects and settings (see limiter.h). */
+/*
+ * limiter.c - a running limiter's pinned objects, settings and changes
+ * (see limiter.h).
+ *
+ * How a change survives a crash. A limiter is its folder
+ * <bpffs>/xdp-rl/<netns>/<ifindex>/: the link that attaches its program,
+ * the program, and its maps, each pinned. What the datapath does is decided
+ * by the link (which program runs) and by the maps that program uses; what
+ * commands show is read from the folder. Every change keeps the two in
+ * step with one atomic step that is the commit, and a journal that is the
+ * folders themselves:
+ *
+ *   load      builds <ifindex>-new: pins the maps and the program, attaches
+ *             (a link an unpinned fd holds dies with the process, and
+ *             detaches), pins the link there [commit], then renames
+ *             <ifindex>-new to <ifindex>.
+ *   replace   (load --force) builds <ifindex>-new with the maps it keeps,
+ *             its new ones, the new program and a second pin of the link;
+ *             swaps the program under the link [commit]; exchanges the two
+ *             folders (renameat2 RENAME_EXCHANGE, atomic); removes the old,
+ *             now named <ifindex>-new.
+ *   unload    renames <ifindex> to <ifindex>-del [commit], detaches the
+ *             link, removes the pins.
+ *   set       writes the spare settings slot, flips the active byte
+ *             [commit] (one map update each; limiter_publish).
+ *   rule add  publishes rule counts that include the new rule, inserts it
+ *             [commit]; rule del deletes it [commit], waits for the
+ *             packets that may still use it, publishes the counts (rules.c).
+ *
+ * Recovery (recover_ns, under the lock, at the start of every command):
+ *   <ifindex>-del  exists: the unload committed; detach and remove it.
+ *   <ifindex>-new  exists: if the link (the limiter's, or the one pinned
+ *                  in -new for a first load) is attached and runs the
+ *                  program pinned in -new, the change committed: finish it
+ *                  (exchange or rename, remove what is left); otherwise it
+ *                  did not: remove -new. After the exchange -new holds the
+ *                  old program, which the link no longer runs: the same
+ *                  rule removes it.
+ *   rule counts    are recounted from the tries and published if they
+ *                  differ (a kill between a count and the trie; rules.c).
+ * A folder whose link is defunct (its interface is gone) is removed. So
+ * after any kill, the next command sees the old limiter or the new one,
+ * never a mix, and says what it finished or undid.
+ */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <linux/if_link.h>
 
 #include "bpffs.h"
+#include "fault.h"
 #include "limiter.h"
 #include "log.h"
+
+#define STAGE_SUFFIX	"-new"
+#define GONE_SUFFIX	"-del"
 
 #define PIN_MAP_NAME(id, name, kind) [PIN_##id] = #name,
 const char *const pin_names[PIN_MAX] = {
 	[PIN_LINK] = XDP_RL_PIN_LINK,
+	[PIN_PROG] = XDP_RL_PIN_PROG,
 	XDP_RL_MAPS(PIN_MAP_NAME)
 };
 #undef PIN_MAP_NAME
@@ -33,7 +85,7 @@ int iface_resolve(const char *name, unsigned int *ifindex, const char *what)
 	*ifindex = if_nametoindex(name);
 	if (!*ifindex) {
 		log_err("%s '%s': %s (see 'ip link')", what, name,
-		    errno == ENODEV || errno == ENXIO ? "No such device" : strerror(errno));
+			errno == ENODEV || errno == ENXIO ? "No such device" : strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -44,7 +96,6 @@ void pin_path(char *out, size_t len, const char *dir, const char *name)
 	snprintf(out, len, "%s/%s", dir, name);
 }
 
-
 int pin_open(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -53,23 +104,52 @@ int pin_open(const char *dir, const char *name)
 	return bpf_obj_get(path);
 }
 
+/* The id of the BPF object (map, program or link) @fd refers to; 0 if none. */
 static __u32 obj_id(int fd)
 {
-	struct bpf_map_info info = {};
+	union {
+		struct bpf_map_info map;
+		struct bpf_prog_info prog;
+		struct bpf_link_info link;
+	} info;
 	__u32 len = sizeof(info);
 
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	/* Each of the three starts with its type and its id. */
+	return info.map.id;
+}
+
+/* What a link runs, and where: its program's id and its interface (0: detached). */
+static int link_state(int fd, __u32 *prog_id, __u32 *ifindex)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*prog_id = *ifindex = 0;
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	*prog_id = info.prog_id;
+	*ifindex = info.xdp.ifindex;
+	return 0;
+}
+
+/* The id of the object pinned as @name in @dir; 0 if none. */
+static __u32 pinned_id(const char *dir, const char *name)
+{
+	int fd = pin_open(dir, name);
+	__u32 id = obj_id(fd);
+
+	if (fd >= 0)
+		close(fd);
+	return id;
 }
 
 int limiter_pinned(const struct limiter *l)
 {
-	int fd = pin_open(l->dir, pin_names[PIN_STATS]), same;
-
-	if (fd < 0)
-		return 0;
-	same = obj_id(fd) == obj_id(l->fd[PIN_STATS]);
-	close(fd);
-	return same;
+	return pinned_id(l->dir, pin_names[PIN_STATS]) == obj_id(l->fd[PIN_STATS]);
 }
 
 int limiter_read_config(struct limiter *l)
@@ -84,21 +164,80 @@ const struct xdp_rl_live *limiter_live(const struct limiter *l)
 	return &l->cfg.slot[l->cfg.active & 1];
 }
 
-int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
+/*
+ * A grace period on demand: updating a map-in-map makes the kernel wait
+ * (synchronize_rcu) until every program that may still use the old inner
+ * map has returned, so that user space can rely on the new one. XDP
+ * programs run under RCU, so the same wait covers every packet in flight.
+ */
+int sync_programs(void)
+{
+	static int inner = -1, outer = -1;
+	__u32 zero = 0;
+
+	if (outer < 0) {
+		LIBBPF_OPTS(bpf_map_create_opts, o);
+
+		inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xdp_rl_sync", 4, 4, 1, NULL);
+		o.inner_map_fd = inner;
+		outer = inner < 0 ? -1 :
+			bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xdp_rl_sync", 4, 4, 1, &o);
+		if (outer < 0)
+			return -1;
+	}
+	return bpf_map_update_elem(outer, &zero, &inner, 0);
+}
+
+static int publish(struct limiter *l, const struct xdp_rl_live *live, int running)
 {
 	struct xdp_rl_config next = l->cfg;
 	__u32 zero = 0, spare = !(l->cfg.active & 1);
 
+	if (running && sync_programs())
+		return -1;
 	/* 1: fill the slot the datapath does not read. */
 	next.slot[spare] = *live;
 	if (bpf_map_update_elem(l->fd[PIN_CONFIG], &zero, &next, BPF_EXIST))
 		return -1;
+	fault_point("publish: spare slot written");
 	/* 2: flip to it; only the byte holding `active` changes. */
 	next.active = spare;
 	if (bpf_map_update_elem(l->fd[PIN_CONFIG], &zero, &next, BPF_EXIST))
 		return -1;
 	l->cfg = next;
+	fault_point("publish: flipped");
+	if (running && sync_programs())
+		return -1;
 	return 0;
+}
+
+int limiter_publish(struct limiter *l, const struct xdp_rl_live *live)
+{
+	return publish(l, live, 1);
+}
+
+int limiter_publish_new(struct limiter *l, const struct xdp_rl_live *live)
+{
+	return publish(l, live, 0);
+}
+
+/* Whether @path exists (lstat: no permission check by the real user). */
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st);
+}
+
+/* Whether @name is a limiter's folder: an ifindex, digits only. */
+static int is_ifindex(const char *name)
+{
+	if (!*name)
+		return 0;
+	for (; *name; name++)
+		if (!isdigit((unsigned char)*name))
+			return 0;
+	return 1;
 }
 
 int limiter_here(unsigned int ifindex)
@@ -113,7 +252,7 @@ int limiter_here(unsigned int ifindex)
 	snprintf(dir, sizeof(dir), "%s/%u", ns, ifindex);
 	fd = pin_open(dir, pin_names[PIN_CONFIG]);
 	if (fd < 0)
-		return 1;	/* let the caller say why */
+		return 1; /* let the caller say why */
 	if (!bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.fixed.netns_cookie)
 		here = cfg.fixed.netns_cookie == netns_cookie();
 	close(fd);
@@ -131,17 +270,36 @@ void limiter_close(struct limiter *l)
 	}
 }
 
+static void not_loaded(const char *what, const char *ifname)
+{
+	log_err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', or 'xdp-rl load %s')",
+		what, ifname, ifname);
+}
+
 int limiter_open(const char *ifname, struct limiter *l, const char *what)
 {
 	unsigned int ifindex;
+	__u32 prog, on;
 
-	if (iface_resolve(ifname, &ifindex, what))
+	if (iface_resolve(ifname, &ifindex, what) ||
+	    limiter_open_index(ifindex, ifname, l, what))
 		return -1;
-	return limiter_open_index(ifindex, ifname, l, what);
+	/*
+	 * A limiter whose interface was deleted keeps its pins until the next
+	 * change removes them; an interface made since may have its index
+	 * (and name), but that limiter is not on it.
+	 */
+	if (!link_state(l->fd[PIN_LINK], &prog, &on) && on != ifindex) {
+		limiter_close(l);
+		not_loaded(what, ifname);
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
 }
 
-int limiter_open_index(unsigned int ifindex, const char *ifname,
-		       struct limiter *l, const char *what)
+int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter *l,
+		       const char *what)
 {
 	char ns[PATH_MAX];
 	int i;
@@ -154,7 +312,7 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 	if (state_dir(ns, sizeof(ns), 0)) {
 		if (errno != ENOENT)
 			return -1;
-		/* No bpffs anywhere: nothing was ever loaded. */
+		/* No bpffs or no state anywhere: nothing was ever loaded. */
 		ns[0] = '\0';
 	}
 	snprintf(l->dir, sizeof(l->dir), "%s/%u", ns, l->ifindex);
@@ -164,23 +322,21 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 		errno = ENOENT;
 	if (l->fd[PIN_CONFIG] < 0) {
 		if (errno == ENOENT)
-			log_err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
-			    "or 'xdp-rl load %s')", what, ifname, ifname);
+			not_loaded(what, ifname);
 		else
 			log_err("%s '%s': cannot open %s/%s: %m%s", what, ifname, l->dir,
-			    pin_names[PIN_CONFIG], state_denied_hint(errno));
+				pin_names[PIN_CONFIG], state_denied_hint(errno));
 		return -1;
 	}
 	if (!limiter_read_config(l) && l->cfg.fixed.netns_cookie &&
 	    l->cfg.fixed.netns_cookie != netns_cookie()) {
 		/*
 		 * Left by a namespace that was deleted, whose inode this one
-		 * reuses: not this namespace's limiter. The next `load` or
-		 * `unload` removes it (its link died with its interface).
+		 * reuses: not this namespace's limiter. The next change removes
+		 * it (its link died with its interface).
 		 */
 		limiter_close(l);
-		log_err("%s '%s': xdp-rl is not loaded there (see 'xdp-rl status', "
-		    "or 'xdp-rl load %s')", what, ifname, ifname);
+		not_loaded(what, ifname);
 		errno = ENOENT;
 		return -1;
 	}
@@ -191,11 +347,14 @@ int limiter_open_index(unsigned int ifindex, const char *ifname,
 			break;
 	}
 	if (i < PIN_MAX || limiter_read_config(l)) {
-		log_err("%s '%s': the pinned state in %s is incomplete: %m "
-		    "(run 'xdp-rl unload %s' and load again)", what, ifname, l->dir, ifname);
+		log_err("%s '%s': cannot open %s/%s: %m (loaded by another version of xdp-rl? "
+			"'xdp-rl unload %s' removes it)", what, ifname, l->dir,
+			pin_names[i < PIN_MAX ? i : PIN_CONFIG], ifname);
 		limiter_close(l);
 		return -1;
 	}
+	log_dbg("opened the limiter in %s (link %u, program %u)", l->dir, obj_id(l->fd[PIN_LINK]),
+		obj_id(l->fd[PIN_PROG]));
 	return 0;
 }
 
@@ -210,8 +369,9 @@ int limiter_table(const struct limiter *l, int id, struct mtable *t, const char 
 
 	if (mt_map(t, l->fd[id], v6, l->cfg.fixed.max_layers, l->cfg.fixed.seed)) {
 		log_err("%s '%s': cannot map its table %s: %m%s", what, l->ifname, pin_names[id],
-		    errno == EPROTO ? " (loaded by another version of xdp-rl? 'xdp-rl "
-				      "load --force' replaces it)" : "");
+			errno == EPROTO ? " (loaded by another version of xdp-rl? 'xdp-rl "
+					  "load --force' replaces it)" :
+					  "");
 		return -1;
 	}
 	return 0;
@@ -239,23 +399,73 @@ int pins_remove(const char *dir)
 	return ret;
 }
 
-/* A pinned link whose interface went away reports ifindex 0. */
+/* A pinned link whose interface went away reports ifindex 0; no link at all is as defunct. */
 static int link_defunct(const char *dir)
 {
-	struct bpf_link_info info;
-	__u32 len = sizeof(info);
+	__u32 prog, on;
 	int fd, defunct;
 
 	fd = pin_open(dir, XDP_RL_PIN_LINK);
 	if (fd < 0)
 		return errno == ENOENT;
-	memset(&info, 0, sizeof(info));
-	defunct = !bpf_obj_get_info_by_fd(fd, &info, &len) && !info.xdp.ifindex;
+	defunct = !link_state(fd, &prog, &on) && !on;
 	close(fd);
 	return defunct;
 }
 
-void pins_gc(void)
+/* Detach the link pinned in @dir, if any and attached. */
+static void detach_pinned(const char *dir)
+{
+	int fd = pin_open(dir, XDP_RL_PIN_LINK);
+
+	if (fd >= 0) {
+		bpf_link_detach(fd);
+		close(fd);
+	}
+}
+
+/* Finish or undo the change left in @ns/@name (<ifindex>-new or -del); see above. */
+static void recover_one(const char *ns, const char *name)
+{
+	char dir[PATH_MAX], main[PATH_MAX], base[32];
+	size_t n = strlen(name);
+	__u32 prog, on, staged;
+	int link, has_main;
+
+	snprintf(dir, sizeof(dir), "%s/%s", ns, name);
+	if (n > 4 && !strcmp(name + n - 4, GONE_SUFFIX)) {
+		detach_pinned(dir);
+		pins_remove(dir);
+		log_warn("finished an unload that was interrupted (%s)", dir);
+		return;
+	}
+	if (n <= 4 || strcmp(name + n - 4, STAGE_SUFFIX) || n - 4 >= sizeof(base))
+		return;
+	snprintf(base, sizeof(base), "%.*s", (int)(n - 4), name);
+	snprintf(main, sizeof(main), "%s/%s", ns, base);
+	has_main = exists(main);
+	link = pin_open(has_main ? main : dir, XDP_RL_PIN_LINK);
+	staged = pinned_id(dir, XDP_RL_PIN_PROG);
+	if (!link_state(link, &prog, &on) && on && staged && prog == staged) {
+		/* Committed: the link runs the staged program. */
+		if (has_main ? renameat2(AT_FDCWD, dir, AT_FDCWD, main, RENAME_EXCHANGE) :
+			       rename(dir, main)) {
+			log_warn("cannot finish an interrupted load in %s: %m", dir);
+		} else {
+			if (has_main)
+				pins_remove(dir);
+			log_warn("finished a load that was interrupted (%s)", main);
+		}
+	} else {
+		pins_remove(dir);
+		log_warn("undid a load that was interrupted before it took effect (%s)", dir);
+	}
+	if (link >= 0)
+		close(link);
+}
+
+/* Recovery, and with @gc defunct limiters, in every namespace's folder. */
+static void recover_all(int gc)
 {
 	char root[PATH_MAX], ns[PATH_MAX + 300], dir[PATH_MAX * 2];
 	struct dirent *a, *b;
@@ -267,7 +477,7 @@ void pins_gc(void)
 	if (!r)
 		return;
 	while ((a = readdir(r))) {
-		if (a->d_name[0] == '.')
+		if (!is_ifindex(a->d_name)) /* netns folders are inode numbers */
 			continue;
 		snprintf(ns, sizeof(ns), "%s/%s", root, a->d_name);
 		n = opendir(ns);
@@ -276,38 +486,43 @@ void pins_gc(void)
 		while ((b = readdir(n))) {
 			if (b->d_name[0] == '.')
 				continue;
+			if (!is_ifindex(b->d_name)) {
+				recover_one(ns, b->d_name);
+				continue;
+			}
 			snprintf(dir, sizeof(dir), "%s/%s", ns, b->d_name);
-			if (link_defunct(dir))
+			if (gc && link_defunct(dir)) {
+				log_dbg("removing %s: its interface is gone", dir);
 				pins_remove(dir);
+			}
 		}
 		closedir(n);
-		rmdir(ns);	/* only succeeds if now empty */
+		rmdir(ns); /* only succeeds if now empty */
 	}
 	closedir(r);
 }
 
-int pins_add_maps(const int *fd, const char *dir)
+int limiter_lock(int gc)
 {
-	char path[PATH_MAX];
-	int id, old;
+	int fd = state_lock(0);
 
-	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++) {
-		pin_path(path, sizeof(path), dir, pin_names[id]);
-		old = bpf_obj_get(path);
-		if (old >= 0) {
-			int same = obj_id(old) == obj_id(fd[id]);
+	if (fd >= 0)
+		recover_all(gc);
+	return fd;
+}
 
-			close(old);
-			if (same)
-				continue;	/* a map the replacement kept */
-			unlink(path);
-		}
-		if (bpf_obj_pin(fd[id], path)) {
-			log_err("cannot pin %s: %m", path);
-			return -1;
-		}
-	}
-	return 0;
+void limiter_settle(void)
+{
+	char root[PATH_MAX];
+	int fd;
+
+	if (root_dir(root, sizeof(root), 0))
+		return; /* nothing was ever loaded */
+	fd = state_lock(1);
+	if (fd < 0)
+		return;
+	recover_all(0);
+	close(fd);
 }
 
 int limiter_find_by_name(const char *ifname, char *dir, size_t len)
@@ -325,7 +540,7 @@ int limiter_find_by_name(const char *ifname, char *dir, size_t len)
 	if (!n)
 		return -1;
 	while (!found && (d = readdir(n))) {
-		if (d->d_name[0] == '.')
+		if (!is_ifindex(d->d_name))
 			continue;
 		snprintf(dir, len, "%s/%s", ns, d->d_name);
 		fd = pin_open(dir, pin_names[PIN_CONFIG]);
@@ -337,4 +552,122 @@ int limiter_find_by_name(const char *ifname, char *dir, size_t len)
 	}
 	closedir(n);
 	return found ? 0 : -1;
+}
+
+/* ---- changes ---------------------------------------------------------------- */
+
+int stage_begin(struct stage *st, unsigned int ifindex)
+{
+	char ns[PATH_MAX];
+
+	memset(st, 0, sizeof(*st));
+	if (state_dir(ns, sizeof(ns), 1))
+		return -1;
+	snprintf(st->main, sizeof(st->main), "%s/%u", ns, ifindex);
+	snprintf(st->dir, sizeof(st->dir), "%s%s", st->main, STAGE_SUFFIX);
+	if (mkdir(st->dir, 0700)) {
+		log_err("cannot create %s: %m", st->dir);
+		return -1;
+	}
+	st->made = 1;
+	fault_point("stage: folder made");
+	return 0;
+}
+
+int stage_pin(struct stage *st, const int *fd)
+{
+	char path[PATH_MAX];
+	int id;
+
+	for (id = 0; id < PIN_MAX; id++) {
+		if (fd[id] < 0)
+			continue;
+		pin_path(path, sizeof(path), st->dir, pin_names[id]);
+		if (bpf_obj_pin(fd[id], path)) {
+			log_err("cannot pin %s: %m", path);
+			return -1;
+		}
+		fault_point("stage: pinned");
+	}
+	return 0;
+}
+
+int stage_attach(struct stage *st, int prog_fd, unsigned int ifindex, __u32 mode, int *err)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, o, .flags = mode);
+	char path[PATH_MAX];
+	int link;
+
+	*err = 0;
+	link = bpf_link_create(prog_fd, ifindex, BPF_XDP, &o);
+	if (link < 0) {
+		*err = errno;
+		return -1;
+	}
+	/* Killed here, the process's fd was the link's only reference: it detaches. */
+	fault_point("stage: attached");
+	pin_path(path, sizeof(path), st->dir, pin_names[PIN_LINK]);
+	if (bpf_obj_pin(link, path)) {
+		log_err("cannot pin %s: %m", path);
+		close(link);
+		return -1;
+	}
+	close(link);
+	fault_point("stage: link pinned (committed)");
+	return 0;
+}
+
+int stage_swap(struct stage *st, int link_fd, int prog_fd)
+{
+	(void)st;
+	if (bpf_link_update(link_fd, prog_fd, NULL))
+		return -1;
+	fault_point("stage: program swapped (committed)");
+	return 0;
+}
+
+int stage_finish(struct stage *st)
+{
+	int has_main = exists(st->main);
+
+	if (has_main ? renameat2(AT_FDCWD, st->dir, AT_FDCWD, st->main, RENAME_EXCHANGE) :
+		       rename(st->dir, st->main)) {
+		log_err("cannot move %s to %s: %m (the next xdp-rl command finishes it)", st->dir,
+			st->main);
+		return -1;
+	}
+	fault_point("stage: folders switched");
+	st->made = 0;
+	if (has_main && pins_remove(st->dir))
+		log_warn("cannot remove the replaced limiter's pins in %s: %m (the next xdp-rl "
+			 "command removes them)", st->dir);
+	return 0;
+}
+
+void stage_abort(struct stage *st)
+{
+	if (st->made)
+		pins_remove(st->dir);
+	st->made = 0;
+}
+
+int limiter_remove(struct limiter *l)
+{
+	char gone[PATH_MAX + 8];
+
+	snprintf(gone, sizeof(gone), "%s%s", l->dir, GONE_SUFFIX);
+	if (rename(l->dir, gone)) {
+		log_err("cannot unload from '%s': cannot move %s: %m", l->ifname, l->dir);
+		return -1;
+	}
+	fault_point("unload: folder renamed (committed)");
+	if (bpf_link_detach(l->fd[PIN_LINK]) && errno != ENOLINK && errno != EINVAL)
+		log_warn("cannot detach from '%s': %m (its link goes with its pins)", l->ifname);
+	fault_point("unload: detached");
+	if (pins_remove(gone)) {
+		log_err("detached from '%s', but cannot remove %s: %m (the next xdp-rl command "
+			"removes it)", l->ifname, gone);
+		return -1;
+	}
+	return 0;
 }

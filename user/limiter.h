@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * limiter.h - a running limiter: the objects it pins in its folder (the
- * link and the maps of include/xdp_rl.h's XDP_RL_MAPS), opened by later
- * commands, and its settings published without a torn read.
+ * link, the program and the maps of include/xdp_rl.h's XDP_RL_MAPS),
+ * opened by later commands; its settings, published without a torn read;
+ * and changes to it that a crash cannot leave half done (limiter.c has the
+ * protocol).
  */
 #ifndef XDP_RL_LIMITER_H
 #define XDP_RL_LIMITER_H
@@ -12,15 +14,16 @@
 #include "xdp_rl.h"
 #include "mtable.h"
 
-/* Everything a limiter pins in its folder: the link, then every map. */
+/* Everything a limiter pins in its folder: the link, the program, then every map. */
 #define PIN_MAP_ENUM(id, name, kind) PIN_##id,
 enum pin_id {
 	PIN_LINK,
+	PIN_PROG,
 	XDP_RL_MAPS(PIN_MAP_ENUM)
 	PIN_MAX,
 };
 #undef PIN_MAP_ENUM
-#define PIN_FIRST_MAP (PIN_LINK + 1)
+#define PIN_FIRST_MAP (PIN_PROG + 1)
 
 /* The pin name of each (a map's is its name in the program). */
 extern const char *const pin_names[PIN_MAX];
@@ -38,8 +41,26 @@ struct limiter {
 /* Resolve @name in the current netns; prints "<what> '<name>': ..." on error. */
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what);
 
-/* Open the limiter on @ifname; prints an error naming @what on failure. */
+/*
+ * Before a command changes anything: take the state lock (bpffs.h), finish
+ * or undo whatever a command that was killed left half done, and with @gc
+ * remove the limiters whose interface is gone (load and unload do; status
+ * shows them DETACHED until then). Returns the lock's fd, or -1 after
+ * saying why.
+ */
+int limiter_lock(int gc);
+/*
+ * Before a command that only reads: the same recovery, if the lock is free
+ * at once (a command that holds it is alive and finishes its own change).
+ */
+void limiter_settle(void);
+
+/*
+ * Open the limiter on @ifname (attached to it now); prints an error naming
+ * @what on failure.
+ */
 int limiter_open(const char *ifname, struct limiter *l, const char *what);
+/* The limiter pinned for @ifindex, attached or not (status shows both). */
 int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter *l,
 		       const char *what);
 void limiter_close(struct limiter *l);
@@ -48,10 +69,20 @@ int limiter_here(unsigned int ifindex);
 /* Whether the maps @l holds are still the ones pinned (not unloaded or replaced). */
 int limiter_pinned(const struct limiter *l);
 int limiter_read_config(struct limiter *l);
-/* Publish new live settings without a torn read (see struct xdp_rl_config). */
+/*
+ * Publish new live settings to a running limiter without a torn read: the
+ * settings go to the slot of struct xdp_rl_config the datapath is not
+ * reading, then one byte flips. Before the write, a grace period makes sure
+ * no packet still reads that slot from before the last flip; after the
+ * flip, another makes sure none reads the old settings when this returns.
+ */
 int limiter_publish(struct limiter *l, const struct xdp_rl_live *live);
+/* The first settings of a limiter no program runs yet (no grace periods). */
+int limiter_publish_new(struct limiter *l, const struct xdp_rl_live *live);
 /* The live settings in force. */
 const struct xdp_rl_live *limiter_live(const struct limiter *l);
+/* Wait until every XDP program that was running when called has returned. */
+int sync_programs(void);
 
 /*
  * Map the source table pinned as @id (PIN_SRC4, PIN_SRC6, PIN_AGG4 or
@@ -64,17 +95,41 @@ int pin_is_v6(int id);
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);
 int pin_open(const char *dir, const char *name);
-/* Pin the map fds @fd (PIN_* indexed) in @dir that are not already pinned there. */
-int pins_add_maps(const int *fd, const char *dir);
 /* Remove every pin in @dir and the folder itself (and its netns folder if empty). */
 int pins_remove(const char *dir);
-/* Forget limiters whose interface is gone (their link was detached). */
-void pins_gc(void);
 /*
  * The folder of the limiter last loaded on the interface named @ifname in
  * this namespace, found by that name (its interface may be gone): 0 and
  * its path in @dir, or -1.
  */
 int limiter_find_by_name(const char *ifname, char *dir, size_t len);
+
+/*
+ * A load or a replacement, built aside in <ifindex>-new and switched in
+ * (limiter.c has the protocol). @fd holds every object to pin, PIN_*
+ * indexed (PIN_LINK: the link to keep, for a replacement; -1 for a load,
+ * which attaches in stage_attach).
+ */
+struct stage {
+	char dir[PATH_MAX];	/* <ns>/<ifindex>-new */
+	char main[PATH_MAX];	/* <ns>/<ifindex> */
+	int made;		/* this command made dir (so may remove it) */
+};
+
+/* Make the folder of a change for the limiter on @ifindex of this namespace. */
+int stage_begin(struct stage *st, unsigned int ifindex);
+/* Pin @fd's maps and program (and link, if any) in it. */
+int stage_pin(struct stage *st, const int *fd);
+/* A load: attach @prog_fd to @ifindex in @mode and pin the link: the commit. */
+int stage_attach(struct stage *st, int prog_fd, unsigned int ifindex, __u32 mode, int *err);
+/* A replacement: run @prog_fd under @link_fd: the commit. */
+int stage_swap(struct stage *st, int link_fd, int prog_fd);
+/* After the commit: the staged folder becomes the limiter's, the old one goes. */
+int stage_finish(struct stage *st);
+/* Before the commit, on failure: remove what this command staged. */
+void stage_abort(struct stage *st);
+
+/* Unload: the limiter's folder is renamed away (the commit), its link detached, its pins removed. */
+int limiter_remove(struct limiter *l);
 
 #endif

@@ -473,13 +473,20 @@ void rule_held_close(const struct limiter *l, const struct holding *h)
 	mt_unmap(&t);
 }
 
-/* After rules changed: the rule counts and the clock choice go live. */
-int rules_publish(struct limiter *l)
+int rules_publish(struct limiter *l, const struct rule_spec *adding)
 {
 	struct xdp_rl_live live = *limiter_live(l);
+	__u64 shortest = rules_min_window(l->fd);
 
 	rules_count(l->fd, &live.nrules4, &live.nrules6);
-	live_finish(&live, rules_min_window(l->fd), limiter_live(l), 1);
+	if (adding) {
+		if (adding->addr.family == AF_INET6)
+			live.nrules6++;
+		else
+			live.nrules4++;
+		min_window(adding, &shortest);
+	}
+	live_finish(&live, shortest, limiter_live(l), 1);
 	return limiter_publish(l, &live);
 }
 

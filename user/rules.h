@@ -59,8 +59,15 @@ int rule_delete(const int *fd, const struct rule_spec *r);
 __u64 rules_min_window(const int *fd);
 /* Rules per family. */
 void rules_count(const int *fd, __u32 *n4, __u32 *n6);
-/* After the rules changed: their counts and the clock choice go live. */
-int rules_publish(struct limiter *l);
+/*
+ * The rule counts and the clock choice for the rules in the tries go live,
+ * counting @adding too (NULL: none), a rule about to be inserted. The
+ * datapath looks rules up only while a count says there are some, so a
+ * count is published before a rule is inserted, and after one is deleted:
+ * a kill between the two leaves a count too high, which costs a lookup
+ * that finds nothing, never a rule that is not enforced.
+ */
+int rules_publish(struct limiter *l, const struct rule_spec *adding);
 
 /* The rule for address @a (longest prefix), copied into @r; NULL if none. */
 const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
