@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* caps.c - capability checks with libcap, never euid == 0. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/capability.h>
 
@@ -49,4 +54,49 @@ int caps_check(unsigned int need, const char *what)
 		return 0;
 	log_err("%s: missing capabilities %s (run as root, e.g. with sudo)", what, missing);
 	return -1;
+}
+
+int open_as_caller(const char *path)
+{
+	static const cap_value_t dac[] = { CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER };
+	cap_t saved = NULL, lowered = NULL;
+	int fd, e, fsuid = -1, fsgid = -1;
+	struct stat st;
+
+	if (getuid() != 0) {
+		/* Not root: whatever overrides file permissions came with the binary. */
+		saved = cap_get_proc();
+		lowered = saved ? cap_dup(saved) : NULL;
+		if (!lowered ||
+		    cap_set_flag(lowered, CAP_EFFECTIVE, sizeof(dac) / sizeof(dac[0]), dac,
+				 CAP_CLEAR) ||
+		    cap_set_proc(lowered)) {
+			cap_free(saved);
+			cap_free(lowered);
+			errno = EPERM;
+			return -1;
+		}
+		fsuid = setfsuid(getuid());
+		fsgid = setfsgid(getgid());
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	e = errno;
+	if (saved) {
+		setfsuid(fsuid);
+		setfsgid(fsgid);
+		cap_set_proc(saved);
+		cap_free(saved);
+		cap_free(lowered);
+	}
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }

@@ -12,4 +12,14 @@ enum {
 /* 0 if every capability in @need is effective; else print which are not. */
 int caps_check(unsigned int need, const char *what);
 
+/*
+ * Open a file a user named (such as --rules FILE) for reading with that
+ * user's own rights: a binary given CAP_DAC_OVERRIDE by setcap, run by
+ * another user, must not read for them what they could not read themselves
+ * (and print it in an error). Anything but a regular file is refused before
+ * it is read: a FIFO would block for ever. Returns an fd, or -1 with errno
+ * (EINVAL: not a regular file).
+ */
+int open_as_caller(const char *path);
+
 #endif

@@ -279,7 +279,8 @@ static int cmd_top(int argc, char **argv)
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
-	qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
 	if (count > c.n)
 		count = c.n;
 	for (i = 0; i < c.n; i++)

@@ -209,7 +209,8 @@ static int rule_list(int argc, char **argv)
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
-	qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
+	if (ls.n)
+		qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);

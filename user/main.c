@@ -122,6 +122,9 @@ int main(int argc, char **argv)
 		case ':':
 			return usage_err(NULL, "option '%s' needs a value", argv[optind - 1]);
 		default:
+			/* A short option may sit inside a bundle ("-xv"): name it alone. */
+			if (optopt > 0 && optopt < 128)
+				return usage_err(NULL, "unknown option '-%c'", optopt);
 			return usage_err(NULL, "unknown option '%s'", argv[optind - 1]);
 		}
 	}

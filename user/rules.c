@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "caps.h"
 #include "live.h"
 #include "log.h"
 #include "rules.h"
@@ -59,16 +61,19 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 			}
 			e = parse_layer(optarg, &r->rule.layer[r->rule.nlayers]);
 			if (e) {
-				snprintf(why, len, "invalid --layer '%s': %s", optarg, e);
+				snprintf(why, len, "invalid --layer '%.40s': %s", optarg, e);
 				return -1;
 			}
 			r->rule.nlayers++;
 			break;
 		case ':':
-			snprintf(why, len, "option '%s' needs a value", argv[optind - 1]);
+			snprintf(why, len, "option '%.40s' needs a value", argv[optind - 1]);
 			return -1;
 		default:
-			snprintf(why, len, "unknown option '%s'", argv[optind - 1]);
+			if (optopt > 0 && optopt < 128)
+				snprintf(why, len, "unknown option '-%c'", optopt);
+			else
+				snprintf(why, len, "unknown option '%.40s'", argv[optind - 1]);
 			return -1;
 		}
 	}
@@ -77,12 +82,12 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		return -1;
 	}
 	if (argc - optind > 1) {
-		snprintf(why, len, "unexpected argument '%s'", argv[optind + 1]);
+		snprintf(why, len, "unexpected argument '%.40s'", argv[optind + 1]);
 		return -1;
 	}
 	e = parse_cidr(argv[optind], &r->addr, &r->prefix);
 	if (e) {
-		snprintf(why, len, "invalid CIDR '%s': %s", argv[optind], e);
+		snprintf(why, len, "invalid CIDR '%.45s': %s", argv[optind], e);
 		return -1;
 	}
 	if ((r->rule.flags & XDP_RL_RULE_F_SHARED) && !r->rule.nlayers) {
@@ -102,19 +107,19 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 	char line[1024], why[256], *argv[RULE_WORDS + 1], *p;
 	struct rule_spec *v = NULL, *nv;
 	size_t cap = 0, lineno = 0, i;
-	struct stat sb;
-	int argc;
+	int argc, fd;
 	FILE *f;
 
 	*out = NULL;
 	*n = 0;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open_as_caller(path);
+	if (fd < 0 && errno == EINVAL)
+		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file", cmd, path);
+	f = fd < 0 ? NULL : fdopen(fd, "r");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return usage_err(cmd, "%s: cannot read --rules '%s': %m", cmd, path);
-	if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode)) {
-		fclose(f);
-		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file",
-				 cmd, path);
 	}
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
