@@ -29,7 +29,13 @@ __u64 fake_now_ns = 0;
 __u64 sync_jiffies = 0, sync_coarse_ns = 0;
 
 /* The tables a key can live in (the order of cfg_buckets), and a --shared budget. */
-enum table_id { T_SRC4, T_SRC6, T_AGG4, T_AGG6, T_SHARED };
+enum table_id {
+	T_SRC4 = XDP_RL_T_SRC4,
+	T_SRC6 = XDP_RL_T_SRC6,
+	T_AGG4 = XDP_RL_T_AGG4,
+	T_AGG6 = XDP_RL_T_AGG6,
+	T_SHARED = XDP_RL_T_SHARED,
+};
 
 /* The settings: struct xdp_rl_config, one element. */
 struct {
@@ -115,5 +121,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xdp_rl_layers);
 } shared SEC(".maps");
+
+/*
+ * Room per CPU for what the general path hands to charge() (struct
+ * charge_req): on the stack it would take the call chain past the 512
+ * bytes the verifier allows (xdp_rl, limit_slow, table_insert).
+ */
+#define SCRATCH_SIZE	128
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, SCRATCH_SIZE);
+} scratch SEC(".maps");
 
 #endif /* XDP_RL_MAPS_H */

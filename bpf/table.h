@@ -23,17 +23,15 @@
  *      compare-and-swap (inserts of other keys, under other locks, may race
  *      for the same slot; one wins). From then on no packet matches the slot:
  *      not the old key's, and not yet the new key's;
- *   2. each of its windows is closed (window_close), so the new key's first
- *      packet opens a window of its own;
+ *   2. each of its windows is closed (window_close: its generation moves
+ *      on, empty), so the new key's first packet opens a window of its own;
  *   3. the tag is set to the new key's.
  *
  * A packet of the old key that matched the slot before step 1 and charged a
  * window after step 2, and so the new key's window, sees the tag changed
  * when it reads it again: the charge is an atomic instruction, a full
  * barrier, made after step 1. It takes its charges back (window_undo lands
- * only in the window charged): on the fast path it then looks again, as a
- * new source; on the general path it passes, counted as a table error, as
- * a packet of a source that could not be tracked. Until then
+ * only in the window charged) and looks again, as a new source. Until then
  * the new key's count holds one charge too many: under that race a packet
  * of the new key may be refused that could have passed, never passed one
  * that should not. A charge made before step 2 is in a window step 2
@@ -43,8 +41,13 @@
  * else one whose windows are all over (nothing is lost), else the one whose
  * source was seen longest ago among the key's two buckets. Only the last is
  * an eviction: a source's open window is forgotten, as the least recently
- * used entry of an LRU map is.
+ * used entry of an LRU map is. A key's windows are judged over with the
+ * global limits' lengths if it is charged under them, else (a rule's limit
+ * set) with the longest window any limit has (struct xdp_rl_live's
+ * max_window_ns): never taken for over while open.
  *
+ * User space never writes a slot; it asks the program to (admin.h), which
+ * claims the slot by the same BUSY step under the key's insert lock.
  */
 #ifndef XDP_RL_TABLE_H
 #define XDP_RL_TABLE_H
@@ -104,12 +107,13 @@ static __always_inline long at_flags(long at)
 	return at & ~INSERT_WHERE;
 }
 
+/* Where @key, charged under limit set @lsid, lives in a table of @nbuckets buckets. */
 static __always_inline void table_pos(struct table_pos *pos, const struct table_key *key,
-				      const int v6, __u32 nbuckets, __u64 seed)
+				      const int v6, __u32 lsid, __u32 nbuckets, __u64 seed)
 {
-	__u64 h = xdp_rl_hash(key->k, v6, seed);
+	__u64 h = xdp_rl_hash(key->k, v6, lsid, seed);
 
-	pos->tag = xdp_rl_tag(key->k, v6, h);
+	pos->tag = xdp_rl_tag(key->k, v6, lsid, h);
 	xdp_rl_bucket_pair(h, nbuckets, &pos->b1, &pos->b2);
 	pos->lock = xdp_rl_lock_of(h);
 }
@@ -260,24 +264,24 @@ static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, l
 #define RANK_NEVER	(1ULL << 62)
 
 static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const int v6,
-				       const struct table_pos *pos, __u64 other_bucket)
+				       const struct table_pos *pos,
+				       const struct xdp_rl_live *live, __u64 other_bucket)
 {
 	struct xdp_rl_state *st = slot_states(s, v6);
-	__u64 open = 0, age, rank, now, seen, end, m;
+	__u64 open = 0, age, rank, now, seen, start, w, m;
 	int i;
 
+	/* All ones if the key is charged under the global limits. */
+	m = ~mask_nonzero(xdp_rl_tag_lsid(tag) ^ live->lsid);
 #pragma unroll
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if ((__u32)i >= cfg_layers)
 			break;
-		/*
-		 * Whether this window ends after now, and within the longest
-		 * window: an end on the other clock (after --per-key and
-		 * --aligned trade places) is over, as xdp_rl_window_over says.
-		 */
-		end = xdp_rl_expires_ns(READ_ONCE(st[i].expires_gen));
-		open |= mask_below(pos->now, end) &
-			mask_below(end - pos->now, XDP_RL_WINDOW_MAX_NS + XDP_RL_SHORTEN_SLACK_NS);
+		/* Open, as xdp_rl_window_over says: started, not lasted, not on another clock. */
+		w = (live->layer[i].window_ns & m) | (live->max_window_ns & ~m);
+		start = xdp_rl_start_ns(READ_ONCE(st[i].start_gen));
+		open |= mask_nonzero(start) & mask_below(pos->now, start + w) &
+			~mask_below(pos->now + XDP_RL_AHEAD_MAX_NS, start);
 	}
 	/*
 	 * Seen longest ago first; a stamp from a later tick (another CPU's) is
@@ -323,7 +327,8 @@ static __always_inline __u64 bucket_free(void *bk, const int v6)
  */
 static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock *lk,
 					const int v6, const struct table_key *key,
-					const struct table_pos *pos, __u64 order)
+					const struct table_pos *pos, const struct xdp_rl_live *live,
+					__u64 order)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
 	__u64 t, vtag, rank, best, busy, m, second;
@@ -359,7 +364,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 				s = bk + j * size;
 				t = READ_ONCE(s->tag);
 				/* The empty slots of the bucket that does not go first rank after. */
-				rank = slot_rank(s, t, v6, pos, second ^ -(__u64)b);
+				rank = slot_rank(s, t, v6, pos, live, second ^ -(__u64)b);
 				m = mask_below(rank, best);
 				best += (rank - best) & m;
 				vj = (vj & ~m) | ((b * XDP_RL_BUCKET_SLOTS + j) & m);
@@ -378,7 +383,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 			if ((__u32)i >= cfg_layers)
 				break;
-			window_close(&vst[i]);
+			window_close(&vst[i], 0);
 		}
 		if (v6) {
 			k6 = (void *)(s + 1);

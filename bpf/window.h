@@ -2,41 +2,57 @@
 /*
  * window.h - an exact fixed-window counter shared by every CPU.
  *
- * Why it is exact. A source's state is two words (include/xdp_rl.h):
- * count_gen holds the window generation and the count; expires_gen holds the
- * window end and the generation of the window it describes. Every change to
- * count_gen is a single atomic instruction:
+ * A window's state is two words (include/xdp_rl.h): count_gen, the window's
+ * generation and count; start_gen, when it began and the generation of the
+ * window that start belongs to. Every change to either is one atomic
+ * instruction. The protocol keeps five invariants:
  *
- *   - a hit in the current window is one fetch-and-add, and the decision is
- *     taken on the value that add returned, so each packet sees a distinct
- *     running total and no two packets can both take the last unit of budget;
- *   - a window turnover is one compare-and-swap from the exact word that was
- *     read (old generation, old count) to (generation + 1, this increment).
- *     Only one CPU can win it; a CPU that loses re-reads and joins the
- *     window the winner opened. An add that lands just before the swap makes
- *     the swap fail (the word changed), so it is never wiped out unseen; an
- *     add that lands after it is counted in the new window;
- *   - taking a charge back (a refused layer, a saturated count) is a
- *     compare-and-swap that succeeds only while the word still holds the
- *     generation that was charged, so it never lands in a newer window.
+ * I1. A count belongs to one window. Every charge is one fetch-and-add on
+ *     count_gen, and the packet is decided on the value it returned: each
+ *     packet sees a distinct running total, so no two take the last unit of
+ *     budget. A charge is kept only if it landed in the window whose start
+ *     the charging CPU judged open (the generation it returned is that
+ *     start's); otherwise it is taken back and the CPU looks again.
  *
- * So in each window generation the count is exactly the sum of the increments
- * applied to it, and a packet passes iff the total including it is within the
- * limit: min(offered, limit) packets pass, whatever CPUs they arrive on.
+ * I2. Generations only move forward. A window ends by one compare-and-swap
+ *     of count_gen from the exact word read to (generation + 1, what the
+ *     new window holds): a turnover (the first packet after a window is
+ *     over), a reset, or a slot passing to another key (table.h). Nothing
+ *     ever writes a generation back, so a swap or a take-back prepared on
+ *     an old read can only match the window it was read from. Generations
+ *     wrap after 2^16 windows: a CPU would have to stall for 65 536 of a
+ *     key's windows between a read and its swap, and find the same count
+ *     there, to alias; a take-back checks the generation it charged.
  *
- * The winner of a turnover then sets expires_gen to the new window's end and
- * generation. Between the two, readers see expires_gen describe an older
- * generation than count_gen holds: the new window has no end yet. They give
- * it one themselves, with a compare-and-swap from the expires_gen they read
- * (whoever is first, the winner or a reader, sets it; the end is "now plus
- * a window" either way), and then add to that window: they never turn it
- * over a second time. The winner's own write is that same compare-and-swap,
- * so it cannot land on a slot that has meanwhile passed to another key
- * (table.h); and should such a stray end ever land, the next reader
- * after it sees the mismatch and repairs it the same way, rather than
- * treating the window as "being opened" for ever. Readers load expires_gen
- * before count_gen; the writer's swap of count_gen (a full barrier) comes
- * before its write of expires_gen.
+ * I3. One window length per state. A key is charged under one set of limits
+ *     only (its limit set is part of the key, include/xdp_rl.h), so a
+ *     state's window length changes only when `set --window` changes it for
+ *     every packet at once; a window then lasts the new length from its
+ *     start.
+ *
+ * I4. A stale reading of the clock may refuse a packet, never admit one. A
+ *     window is over when now >= start + length: a reading older than the
+ *     truth can only find an open window open (and join it, refusing more)
+ *     or an over window open (same); it never ends a window early. The
+ *     start of a new window is read from the clock *after* the swap that
+ *     opened it, so however stale the reading that found the old one over,
+ *     the new window begins no earlier than it really did, and lasts at
+ *     least its length. A start further ahead of a reading than
+ *     XDP_RL_AHEAD_MAX_NS (an hour) is taken to be on another clock (after
+ *     --per-key and --aligned trade places) and is over: no reading is that
+ *     stale.
+ *
+ * I5. Between a turnover's swap of count_gen and its write of start_gen,
+ *     the new window has no start (start_gen names the generation before).
+ *     Whoever sees that, the winner or a reader, gives it one, with a
+ *     compare-and-swap from the start_gen it read, from a clock read after
+ *     it saw the new generation; the others join. So a window is started
+ *     once, and a stray start (a slot that changed hands) is repaired by
+ *     the next reader instead of leaving the window "being opened" for ever.
+ *
+ * So in each generation the count is exactly the sum of the charges kept in
+ * it, and a packet passes iff that sum including it is within the limit:
+ * min(offered, limit) packets pass in a window, whatever CPUs they come on.
  */
 #ifndef XDP_RL_WINDOW_H
 #define XDP_RL_WINDOW_H
@@ -48,50 +64,64 @@
 #define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
 #endif
 
-/* Turnover attempts before a packet simply joins whatever window is there. */
-#define WINDOW_TURNOVER_TRIES	4
+/* Rounds of look, charge or turn over before a packet is refused. */
+#define WINDOW_TRIES		4
 /* Attempts to take back a charge before leaving it (which only refuses more). */
 #define WINDOW_UNDO_TRIES	4
-/* window_hit's *gen when it charged nothing (the count is saturated). */
+/* A charge's generation when nothing was charged. */
 #define WINDOW_NOT_CHARGED	(~0ULL)
 
-/* The time, and how a window opened now ends. */
+/* How to read the window clock, and how a window opened now is placed. */
 struct window_clock {
-	__u64 now;		/* CLOCK_MONOTONIC(_COARSE), or CLOCK_TAI if aligned */
-	__s64 tai_to_unix_ns;
-	__u32 aligned;
-	__u32 pad;		/* 0: a global function's argument is read whole */
+	__u64 now;		/* read when the packet came in */
+	__s64 tai_to_unix_ns;	/* aligned windows: CLOCK_TAI to Unix time */
+	__s64 jiffies_base_ns;	/* the tick clock: jiffies * tick_ns + this */
+	__u32 tick_ns;
+	__u32 flags;		/* XDP_RL_F_ALIGNED, XDP_RL_F_COARSE_CLOCK */
 };
 
-static __always_inline __u64 gen_of_count(__u64 count_gen)
-{
-	return count_gen >> XDP_RL_COUNT_BITS;
-}
-
 /*
- * The end of a window opened now, rounded up to the grain of expires_gen.
- * Per key: one window length from now. Aligned: the next multiple of the
- * window length since the Unix epoch, on the TAI clock @now comes from.
- * Only a turnover pays for the division.
+ * The window clock now: TAI for aligned windows, the tick clock for per-key
+ * windows of a second and more, else CLOCK_MONOTONIC; the test clock when
+ * loaded with cfg_fake_clock.
  */
-static __always_inline __u64 window_end(const struct window_clock *clk, __u64 window_ns)
+static __always_inline __u64 clock_read(__u64 jiffies, __u32 flags, __u32 tick_ns,
+					__s64 jiffies_base_ns)
 {
-	__u64 end, unix_ns;
+	if (cfg_fake_clock)
+		return fake_now_ns;
+	if (flags & XDP_RL_F_ALIGNED)
+		return bpf_ktime_get_tai_ns();
+	if (flags & XDP_RL_F_COARSE_CLOCK)
+		return jiffies * tick_ns + jiffies_base_ns;
+	return bpf_ktime_get_ns();
+}
 
-	if (clk->aligned) {
-		unix_ns = clk->now + clk->tai_to_unix_ns;
-		end = (unix_ns / window_ns + 1) * window_ns - clk->tai_to_unix_ns;
-	} else {
-		end = clk->now + window_ns;
-	}
-	return (end + XDP_RL_EXP_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+/* The tick count (jiffies); the test clock stands for it too, as if HZ were 250. */
+static __always_inline __u64 clock_ticks(void)
+{
+	return cfg_fake_clock ? fake_now_ns / 4000000 : bpf_jiffies64();
+}
+
+/* The clock read again, now (I4: after a swap, for the start of a window). */
+static __always_inline __u64 clock_fresh(const struct window_clock *clk)
+{
+	return clock_read(clock_ticks(), clk->flags, clk->tick_ns, clk->jiffies_base_ns);
+}
+
+/* The start_gen of window @gen if it starts now. */
+static __always_inline __u64 window_start_now(const struct window_clock *clk, __u64 window_ns,
+					      __u64 gen)
+{
+	return xdp_rl_window_start(clock_fresh(clk), window_ns, clk->flags & XDP_RL_F_ALIGNED,
+				   clk->tai_to_unix_ns) | gen;
 }
 
 /*
- * window_undo - take back a charge of @inc made by window_hit() in window
- * generation @gen. If that window has ended since, there is nothing to take
- * back: the decrement must not land in the next window, where it would
- * admit a packet over the limit. A compare-and-swap that keeps losing gives
+ * window_undo - take back a charge of @inc made in window generation @gen.
+ * If that window has ended since, there is nothing to take back: the
+ * decrement must not land in the next window, where it would admit a
+ * packet over the limit (I2). A compare-and-swap that keeps losing gives
  * up, which can only refuse a packet later, never admit one.
  *
  * Global, as window_hit_slow: the verifier checks it once.
@@ -105,7 +135,7 @@ __noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
 		return 0;
 	for (i = 0; i < WINDOW_UNDO_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
-		if (gen_of_count(c) != gen || xdp_rl_count(c) < inc)
+		if (xdp_rl_gen_of_count(c) != gen || xdp_rl_count(c) < inc)
 			return 0;
 		if (__sync_val_compare_and_swap(&s->count_gen, c, c - inc) == c)
 			return 0;
@@ -114,22 +144,22 @@ __noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
 }
 
 /*
- * window_close - end the window in @s now, whatever it holds: the next
- * charge opens a new one, as after a window that ran out. Used when a slot
- * passes to another key (table.h); `xdp-rl reset` does the same from user
- * space. The end it writes (0) carries the generation of the count it read,
- * so the window reads as over, not as "being opened"; a turnover that
- * slips in between changes expires_gen and makes the swap fail and retry.
+ * window_close - end the window in @s now, whatever it holds (I2): the
+ * count moves to the next generation, empty, with no start, so the next
+ * charge starts that window then (I5). Used when a slot passes to another
+ * key (table.h) and by `xdp-rl reset` (admin.h). @count: what the next
+ * window holds (`reset --count`), 0 otherwise.
  */
-static __always_inline void window_close(struct xdp_rl_state *s)
+static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
 {
-	__u64 e, c;
+	__u64 c;
 	int i;
 
-	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
-		e = READ_ONCE(s->expires_gen);
+	for (i = 0; i < WINDOW_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
-		if (__sync_val_compare_and_swap(&s->expires_gen, e, gen_of_count(c)) == e)
+		if (__sync_val_compare_and_swap(&s->count_gen, c,
+						(((xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK)
+						 << XDP_RL_COUNT_BITS) | count) == c)
 			return;
 	}
 }
@@ -142,87 +172,96 @@ struct window_charge {
 };
 
 /*
- * window_hit_slow - window_hit for a window that is over (open a new one,
- * or join the one another CPU just opened) or a count that saturated. Out
- * of line: these happen once a window, and inlined at every charge they
- * multiplied the paths the verifier walks; as a global function it is
- * checked once.
+ * window_hit_slow - window_hit for every case but a charge to an open
+ * window that lands in it: open a new window, give one that has no start
+ * its start, take back a charge that landed in a window other than the one
+ * judged open, or a count at saturation. Returns the count including the
+ * charge, or XDP_RL_COUNT_SAT if nothing could be charged (the packet is
+ * refused). Out of line, and global: the verifier checks it once.
  */
 __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clock *clk,
 				 __u64 window_ns, __u64 inc, struct window_charge *out)
 {
-	__u64 e, c, g, next, r;
+	__u64 e, c, g, r;
 	int i;
 
 	if (!s || !clk || !out)
 		return XDP_RL_COUNT_SAT;
 	out->opened = 0;
-	e = READ_ONCE(s->expires_gen);
-	for (i = 0; i < WINDOW_TURNOVER_TRIES; i++) {
-		if (!xdp_rl_window_over(e, clk->now, window_ns))
-			break;	/* a current window: join it */
+	out->gen = WINDOW_NOT_CHARGED;
+	for (i = 0; i < WINDOW_TRIES; i++) {
+		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
-		g = gen_of_count(c);
-		if (g != (e & XDP_RL_GEN_MASK)) {
-			/* Window g has no end yet: give it one, then join it. */
-			__sync_val_compare_and_swap(&s->expires_gen, e,
-						    window_end(clk, window_ns) | g);
-		} else {
-			g = (g + 1) & XDP_RL_GEN_MASK;
-			next = (g << XDP_RL_COUNT_BITS) | inc;
-			if (__sync_val_compare_and_swap(&s->count_gen, c, next) == c) {
-				__sync_val_compare_and_swap(&s->expires_gen, e,
-							    window_end(clk, window_ns) | g);
+		g = xdp_rl_gen_of_count(c);
+		if (g != xdp_rl_gen_of_start(e)) {
+			/*
+			 * I5: window g has no start yet: give it one, then look
+			 * again. Whoever starts a window counts it as opened.
+			 */
+			if (__sync_val_compare_and_swap(&s->start_gen, e,
+							window_start_now(clk, window_ns, g)) == e)
 				out->opened = 1;
-				out->gen = g;
-				return inc;
-			}
+			continue;
 		}
-		e = READ_ONCE(s->expires_gen);
+		if (xdp_rl_window_over(e, clk->now, window_ns)) {
+			/* I2: open window g + 1 with this charge, if no CPU did first. */
+			g = (g + 1) & XDP_RL_GEN_MASK;
+			if (__sync_val_compare_and_swap(&s->count_gen, c,
+							(g << XDP_RL_COUNT_BITS) | inc) != c)
+				continue;
+			/* I4: its start from a clock read after the swap. */
+			if (__sync_val_compare_and_swap(&s->start_gen, e,
+							window_start_now(clk, window_ns, g)) == e)
+				out->opened = 1;
+			out->gen = g;
+			return inc;
+		}
+		r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
+		if (xdp_rl_gen_of_count(r) != g) {
+			/* I1: it landed in a window after the one judged open. */
+			window_undo(s, xdp_rl_gen_of_count(r), inc);
+			continue;
+		}
+		if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT) {
+			/*
+			 * Saturated: take the add back, so that the count, which has
+			 * XDP_RL_COUNT_SAT of headroom left, can never carry into the
+			 * generation bits.
+			 */
+			window_undo(s, g, inc);
+			return XDP_RL_COUNT_SAT;
+		}
+		out->gen = g;
+		return xdp_rl_count(r);
 	}
-	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
-	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT) {
-		/*
-		 * Saturated: take the add back, so that the count, which has
-		 * XDP_RL_COUNT_SAT of headroom left, can never carry into the
-		 * generation bits.
-		 */
-		window_undo(s, gen_of_count(r), inc);
-		out->gen = WINDOW_NOT_CHARGED;
-		return XDP_RL_COUNT_SAT;
-	}
-	out->gen = gen_of_count(r);
-	return xdp_rl_count(r);
+	return XDP_RL_COUNT_SAT;
 }
 
 /*
  * window_hit - charge @inc to @s and return the window's count including
- * this charge (saturated at XDP_RL_COUNT_SAT). If the window is over, a new
- * one opens with this charge and *opened is set. *gen is the generation of
- * the window charged, for window_undo().
+ * this charge (XDP_RL_COUNT_SAT: refused, nothing charged). If the window
+ * was over, a new one opens with this charge and *opened is set. *gen is
+ * the generation charged, for window_undo().
  */
-static __always_inline __u64 window_hit(struct xdp_rl_state *s,
-					const struct window_clock *clk,
-					__u64 window_ns, __u64 inc,
-					int *opened, __u64 *gen)
+static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct window_clock *clk,
+					__u64 window_ns, __u64 inc, int *opened, __u64 *gen)
 {
 	struct window_charge out = {};
-	__u64 r;
+	__u64 e, r;
 
 	/*
-	 * The steady state, a window still open: one add. Its return value says
-	 * which window it landed in (a turnover may have happened since e was
-	 * read), and the packet is decided on that window's count.
+	 * The steady state, a window still open: one add, decided on the
+	 * count it returned, if it landed in that window (I1).
 	 */
-	if (!xdp_rl_window_over(READ_ONCE(s->expires_gen), clk->now, window_ns)) {
+	e = READ_ONCE(s->start_gen);
+	if (!xdp_rl_window_over(e, clk->now, window_ns)) {
 		r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
-		if (xdp_rl_count(r) < XDP_RL_COUNT_SAT) {
-			*gen = gen_of_count(r);
+		if (xdp_rl_gen_of_count(r) == xdp_rl_gen_of_start(e) &&
+		    xdp_rl_count(r) < XDP_RL_COUNT_SAT) {
+			*gen = xdp_rl_gen_of_count(r);
 			return xdp_rl_count(r);
 		}
-		window_undo(s, gen_of_count(r), inc);	/* saturated: see window_hit_slow */
-		*gen = WINDOW_NOT_CHARGED;
-		return XDP_RL_COUNT_SAT;
+		window_undo(s, xdp_rl_gen_of_count(r), inc);
 	}
 	r = window_hit_slow(s, clk, window_ns, inc, &out);
 	*opened |= out.opened;

@@ -6,8 +6,10 @@
  * per-prefix rule, if any, may allow or deny it outright, or give it its own
  * layers of limits (per source, or shared by the whole prefix). Otherwise
  * the address, masked to a prefix, is charged one packet (or the frame
- * length with --bytes) in each of its windows. A frame that takes a window
- * past its limit is dropped before the kernel allocates anything for it.
+ * length with --bytes) in each of its windows, under the limit set it falls
+ * under (its rule's, or the global one: part of its key). A frame that takes
+ * a window past its limit is dropped before the kernel allocates anything
+ * for it.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -20,40 +22,48 @@
 #include "table.h"
 #include "layers.h"
 
-enum verdict { V_PASS, V_LIMIT, V_DENY, V_MALFORMED };
+enum verdict {
+	V_PASS,
+	V_LIMIT,
+	V_DENY,
+	V_ALLOW,	/* passed by an allow rule */
+	V_MALFORMED,
+	V_SLOW,		/* limit_fast: not the common case, take the general path */
+	V_LOST,		/* the key's slot passed to another key under the packet: look again */
+};
 
-/* A packet's source: the address as in the packet, and its key (masked). */
+/*
+ * A packet's source: the address as in the packet (IPv6 copied, so that a
+ * global function can take it) and its key (masked).
+ */
 struct packet {
-	__be32 a4;
-	const struct in6_addr *a6;
+	__u32 a[4];		/* a[0] for IPv4 */
 	struct table_key key;
 };
 
-/* The tick count (jiffies); the test clock stands for it too, as if HZ were 250. */
-static __always_inline __u64 clock_ticks(void)
+/* No rule matched (struct limit_out's rule). */
+#define NO_RULE (~0U)
+
+/* What the general path says beside its verdict. */
+struct limit_out {
+	__u32 rule;		/* the id of the rule that matched, or NO_RULE */
+	__u32 lost_verdict;	/* V_LOST: what the charge decided */
+};
+
+static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_config *cfg)
 {
-	return cfg_fake_clock ? fake_now_ns / 4000000 : bpf_jiffies64();
+	return &cfg->slot[cfg->active & 1];
 }
 
-/* The window clock now: the tick clock, TAI for aligned windows, or the precise one. */
-static __always_inline __u64 clock_now(__u64 jiffies, const struct xdp_rl_live *live)
+/* How to read the clock under @live, and its reading now. */
+static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
+					const struct xdp_rl_live *live)
 {
-	if (cfg_fake_clock)
-		return fake_now_ns;
-	if (live->flags & XDP_RL_F_ALIGNED)
-		return bpf_ktime_get_tai_ns();
-	if (live->flags & XDP_RL_F_COARSE_CLOCK)
-		return jiffies * live->tick_ns + live->jiffies_base_ns;
-	return bpf_ktime_get_ns();
-}
-
-static __always_inline void clock_read(struct window_clock *clk, __u64 jiffies,
-				       const struct xdp_rl_live *live)
-{
-	clk->aligned = live->flags & XDP_RL_F_ALIGNED;
-	clk->pad = 0;
+	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK);
+	clk->tick_ns = live->tick_ns;
+	clk->jiffies_base_ns = live->jiffies_base_ns;
 	clk->tai_to_unix_ns = live->tai_to_unix_ns;
-	clk->now = clock_now(jiffies, live);
+	clk->now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
 }
 
 static __always_inline void *table_map(const int t)
@@ -63,21 +73,26 @@ static __always_inline void *table_map(const int t)
 }
 
 /*
- * Give @key a slot in table @t (table.h), unless it has one. Returns where:
- * the bucket times XDP_RL_BUCKET_SLOTS plus the slot, with pair_insert's
- * INSERT_* flags, or -1. Global, so that the verifier checks it once, not
- * once for every path that reaches an insert.
+ * Give @key a slot in table @t (table.h), unless it has one. Returns where
+ * (table.h's slot index with its insert flags), or -1. Global, so that the
+ * verifier checks it once, not once for every path that reaches an insert.
  */
-__noinline long table_insert(__u32 t, const struct table_key *key,
-			     const struct table_pos *pos, const struct xdp_rl_stats *st)
+__noinline long table_insert(__u32 t, const struct table_key *key, const struct table_pos *pos,
+			     const struct xdp_rl_stats *st)
 {
+	const struct xdp_rl_live *live;
+	struct xdp_rl_config *cfg;
 	struct xdp_rl_lock *lk;
-	__u32 b1, b2, lock;
+	__u32 b1, b2, lock, zero = 0;
 	void *bk1, *bk2;
 	long at;
 
 	if (!key || !pos || !st)
 		return -1;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (!cfg)
+		return -1;
+	live = live_of(cfg);
 	b1 = pos->b1;
 	b2 = pos->b2;
 	lock = pos->lock;
@@ -89,7 +104,7 @@ __noinline long table_insert(__u32 t, const struct table_key *key,
 	bk2 = bpf_map_lookup_elem(&map, &b2);				\
 	if (!bk1 || !bk2)						\
 		return -1;						\
-	at = pair_insert(bk1, bk2, lk, v6, key, pos, st->c[XDP_RL_STAT_INSERTS])
+	at = pair_insert(bk1, bk2, lk, v6, key, pos, live, st->c[XDP_RL_STAT_INSERTS])
 	switch (t) {
 	case T_SRC4: PAIR_INSERT(src4, 0); break;
 	case T_SRC6: PAIR_INSERT(src6, 1); break;
@@ -134,8 +149,7 @@ static __always_inline long table_add(const int t, const struct table_key *key,
  * the window generation charged (for new_source_give_back), or NEW_REFUSED.
  * Global, as table_insert: checked once, whatever paths reach it.
  */
-__noinline __u64 new_source_take(const struct xdp_rl_layer *cap,
-				 const struct window_clock *clk)
+__noinline __u64 new_source_take(const struct xdp_rl_layer *cap, const struct window_clock *clk)
 {
 	struct xdp_rl_state *w;
 	__u32 zero = 0;
@@ -170,7 +184,7 @@ static __always_inline void new_source_give_back(__u64 gen)
  * aggregate table (*agg set, @pos then the aggregate key's) instead of
  * taking (and evicting) a slot.
  */
-static __always_inline long source_new(const struct packet *p, const int v6,
+static __always_inline long source_new(const struct packet *p, const int v6, __u32 lsid,
 				       const struct xdp_rl_live *live,
 				       const struct window_clock *clk, struct table_pos *pos,
 				       struct xdp_rl_stats *st, int *verdict, int *agg)
@@ -204,20 +218,19 @@ static __always_inline long source_new(const struct packet *p, const int v6,
 	}
 	st->c[XDP_RL_STAT_AGGREGATED]++;
 	if (!v6) {
-		k.k[0] = p->a4 & bpf_htonl(0xffffff00);
+		k.k[0] = p->a[0] & bpf_htonl(0xffffff00);
 	} else {
-		k.k[0] = p->a6->in6_u.u6_addr32[0];
-		k.k[1] = p->a6->in6_u.u6_addr32[1] & bpf_htonl(0xffff0000);
+		k.k[0] = p->a[0];
+		k.k[1] = p->a[1] & bpf_htonl(0xffff0000);
 	}
-	table_pos(pos, &k, v6, cfg_buckets[ta], cfg_seed);
+	table_pos(pos, &k, v6, lsid, cfg_buckets[ta], cfg_seed);
 	*agg = 1;
 	at = table_find(table_map(ta), v6, &k, pos);
 	return at >= 0 ? at : table_add(ta, &k, pos, st);
 }
 
 /* Find the longest matching rule for the (unmasked) source address. */
-static __always_inline struct xdp_rl_rule *rule_find(const int v6,
-						     const struct xdp_rl_live *live,
+static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct xdp_rl_live *live,
 						     const struct packet *p)
 {
 	struct xdp_rl_rule_key4 k4;
@@ -227,13 +240,13 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6,
 		if (!live->nrules4)
 			return NULL;
 		k4.prefixlen = 32;
-		k4.addr = p->a4;
+		k4.addr = p->a[0];
 		return bpf_map_lookup_elem(&rules4, &k4);
 	}
 	if (!live->nrules6)
 		return NULL;
 	k6.prefixlen = 128;
-	__builtin_memcpy(k6.addr, p->a6, sizeof(k6.addr));
+	__builtin_memcpy(k6.addr, p->a, sizeof(k6.addr));
 	return bpf_map_lookup_elem(&rules6, &k6);
 }
 
@@ -251,15 +264,18 @@ struct charge_req {
 	__u32 n;		/* layers in force */
 };
 
+_Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
+
 /*
  * Charge the windows at @r->at in table @r->t (a --shared rule's budget for
- * T_SHARED) under the first @r->n layers of @lim; take the charge back if
- * the slot passed to another key meanwhile (table.h). Returns V_PASS or
- * V_LIMIT. Global, so that the verifier checks the layers' charges and
- * take-backs once, not once for every path of the general path.
+ * T_SHARED) under the first @r->n layers of @lim. Returns V_PASS or V_LIMIT;
+ * or V_LOST, with the charge taken back and what it decided in *decided, if
+ * the slot passed to another key meanwhile (table.h). Global, so that the
+ * verifier checks the layers' charges and take-backs once, not once for
+ * every path of the general path.
  */
 __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_limits *lim,
-		      struct xdp_rl_stats *st)
+		      struct xdp_rl_stats *st, __u32 *decided)
 {
 	struct xdp_rl_slot *slot = NULL;
 	struct xdp_rl_state *s = NULL;
@@ -268,7 +284,7 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	__u64 opened = 0;
 	int pass;
 
-	if (!r || !lim || !st)
+	if (!r || !lim || !st || !decided)
 		return V_PASS;
 	/*
 	 * Each case names its map and its slot layout as constants: the verifier
@@ -295,14 +311,10 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
-		/*
-		 * The slot passed to another key under this packet (table.h):
-		 * its charges come out of that key's windows, and it passes,
-		 * counted, as a packet of a source that could not be tracked.
-		 */
+		/* The slot passed to another key under this packet: its charges come out. */
 		layers_undo(s, &ch, ch.held_from, ch.held_to, r->inc);
-		st->c[XDP_RL_STAT_TABLE_ERRORS]++;
-		return V_PASS;
+		*decided = pass ? V_PASS : V_LIMIT;
+		return V_LOST;
 	}
 	if (slot)
 		slot_touch(slot, r->pos.tick);
@@ -315,94 +327,104 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
  * names one map: a lookup that could be either is not inlined by the
  * verifier and costs a helper call.
  */
-static __always_inline int limit(const struct packet *p, const int v6,
-				 const struct xdp_rl_live *live, __u64 inc,
-				 struct xdp_rl_stats *st, struct xdp_rl_rule_hits **hits)
+static __always_inline int limit(const struct packet *p, const int v6, __u64 inc,
+				 struct limit_out *out)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
-	const struct xdp_rl_layer *lay = live->layer;
+	const struct xdp_rl_layer *lay;
+	const struct xdp_rl_live *live;
+	struct xdp_rl_config *cfg;
+	struct xdp_rl_stats *st;
 	struct xdp_rl_rule *rule;
-	struct charge_req req;
+	struct charge_req *req;
 	int verdict = V_PASS, agg = 0;
+	__u32 zero = 0, lsid;
 	long at;
 
-	req.n = live->nlayers;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	req = bpf_map_lookup_elem(&scratch, &zero);
+	if (!cfg || !st || !req)
+		return V_PASS;
+	live = live_of(cfg);
+	lay = live->layer;
+	req->n = live->nlayers;
+	lsid = live->lsid;
 	rule = rule_find(v6, live, p);
 	if (rule) {
-		*hits = bpf_map_lookup_elem(&rule_hits, &rule->id);
-		if (*hits)
-			(*hits)->packets++;
-		if (rule->action == XDP_RL_RULE_ALLOW) {
-			st->c[XDP_RL_STAT_ALLOWED]++;
-			return V_PASS;
-		}
+		out->rule = rule->id;
+		if (rule->action == XDP_RL_RULE_ALLOW)
+			return V_ALLOW;
 		if (rule->action == XDP_RL_RULE_DENY)
 			return V_DENY;
 		lay = rule->layer;
-		req.n = rule->nlayers;
+		req->n = rule->nlayers;
+		lsid = rule->lsid;
 	}
 
-	req.pos.tick = clock_ticks();
-	clock_read(&req.clk, req.pos.tick, live);
-	req.inc = inc;
+	req->pos.tick = clock_ticks();
+	clock_setup(&req->clk, req->pos.tick, live);
+	req->inc = inc;
 	if (rule && (rule->flags & XDP_RL_RULE_F_SHARED)) {
-		req.t = T_SHARED;
-		req.at = rule->id;
-		req.pos.tag = 0;
-		return charge(&req, (const void *)lay, st);
+		req->t = T_SHARED;
+		req->at = rule->id;
+		req->pos.tag = 0;
+		return charge(req, (const void *)lay, st, &out->lost_verdict);
 	}
 
-	req.pos.now = req.clk.now;
-	req.pos.pad = 0;
-	table_pos(&req.pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
-	at = table_find(table_map(ts), v6, &p->key, &req.pos);
+	req->pos.now = req->clk.now;
+	req->pos.pad = 0;
+	table_pos(&req->pos, &p->key, v6, lsid, cfg_buckets[ts], cfg_seed);
+	at = table_find(table_map(ts), v6, &p->key, &req->pos);
 	if (at < 0) {
-		at = source_new(p, v6, live, &req.clk, &req.pos, st, &verdict, &agg);
+		at = source_new(p, v6, lsid, live, &req->clk, &req->pos, st, &verdict, &agg);
 		if (at < 0)
 			return verdict;
 	}
-	req.t = agg ? ta : ts;
-	req.at = at;
-	return charge(&req, (const void *)lay, st);
+	req->t = agg ? ta : ts;
+	req->at = at;
+	return charge(req, (const void *)lay, st, &out->lost_verdict);
 }
 
-/* Out of line, one per family, so that the fast path around them stays small. */
-static __noinline int limit_slow4(const struct packet *p, const struct xdp_rl_live *live,
-				  __u64 inc, struct xdp_rl_stats *st,
-				  struct xdp_rl_rule_hits **hits)
+/*
+ * Out of line and global, one per family: the verifier checks each once,
+ * and the fast path around them stays small. A packet whose slot passed to
+ * another key under it (V_LOST) is looked up once more by the caller.
+ */
+__noinline int limit_slow4(const struct packet *p, __u64 inc, struct limit_out *out)
 {
-	return limit(p, 0, live, inc, st, hits);
+	if (!p || !out)
+		return V_PASS;
+	return limit(p, 0, inc, out);
 }
 
-static __noinline int limit_slow6(const struct packet *p, const struct xdp_rl_live *live,
-				  __u64 inc, struct xdp_rl_stats *st,
-				  struct xdp_rl_rule_hits **hits)
+__noinline int limit_slow6(const struct packet *p, __u64 inc, struct limit_out *out)
 {
-	return limit(p, 1, live, inc, st, hits);
+	if (!p || !out)
+		return V_PASS;
+	return limit(p, 1, inc, out);
 }
-
-#define V_SLOW	(-1)	/* limit_fast: not the common case, take the general path */
 
 /*
  * The common case, apart: one window per source, no rules for the family,
  * the source in the first of its buckets, its window open. One lookup, one
  * add, one check that the slot is still the source's. Anything else (and a
- * count at saturation, or a slot that changed hands under the add, whose
- * charge is taken back first) is V_SLOW, for limit().
+ * count at saturation, or a charge that landed in another window or a slot
+ * that changed hands under the add, taken back first) is V_SLOW, for
+ * limit().
  */
 static __always_inline int limit_fast(const struct packet *p, const int v6,
-				      const struct xdp_rl_live *live, __u64 inc,
-				      struct xdp_rl_stats *st)
+				      const struct xdp_rl_live *live, __u64 inc)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4;
 	struct table_pos pos;
 	struct xdp_rl_state *w;
 	struct xdp_rl_slot *s;
-	__u64 jiffies, r;
+	__u64 jiffies, r, e;
 
 	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4))
 		return V_SLOW;
-	table_pos(&pos, &p->key, v6, cfg_buckets[ts], cfg_seed);
+	table_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
 	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag);
 	if (!s)
 		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag);
@@ -410,12 +432,15 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 		return V_SLOW;
 	w = slot_states(s, v6);
 	jiffies = clock_ticks();
-	if (xdp_rl_window_over(READ_ONCE(w->expires_gen), clock_now(jiffies, live),
+	e = READ_ONCE(w->start_gen);
+	if (xdp_rl_window_over(e, clock_read(jiffies, live->flags, live->tick_ns,
+					     live->jiffies_base_ns),
 			       live->layer[0].window_ns))
 		return V_SLOW;
 	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
-	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || READ_ONCE(s->tag) != pos.tag) {
-		window_undo(w, r >> XDP_RL_COUNT_BITS, inc);
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) ||
+	    READ_ONCE(s->tag) != pos.tag) {
+		window_undo(w, xdp_rl_gen_of_count(r), inc);
 		return V_SLOW;
 	}
 	slot_touch(s, jiffies);
@@ -435,6 +460,28 @@ int clock_sync(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* `reset`, `charge` and the like, asked by xdp-rl (BPF_PROG_TEST_RUN). */
+#include "admin.h"
+
+/* The general path, and once more if the source's slot passed to another under it. */
+static __always_inline int limit_slow(const struct packet *p, const int v6, __u64 inc,
+				      struct limit_out *out, struct xdp_rl_stats *st)
+{
+	int v = v6 ? limit_slow6(p, inc, out) : limit_slow4(p, inc, out);
+
+	if (v != V_LOST)
+		return v;
+	v = v6 ? limit_slow6(p, inc, out) : limit_slow4(p, inc, out);
+	if (v != V_LOST)
+		return v;
+	/*
+	 * Lost twice: the source could not be tracked. It gets what its
+	 * charge decided, counted as a table error: refused if refused.
+	 */
+	st->c[XDP_RL_STAT_TABLE_ERRORS]++;
+	return out->lost_verdict;
+}
+
 SEC("xdp")
 int xdp_rl(struct xdp_md *ctx)
 {
@@ -442,12 +489,13 @@ int xdp_rl(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct cursor c = { .pos = data, .end = data_end };
 	__u64 len = data_end - data, inc = cfg_bytes ? len : 1;
+	struct limit_out out = { .rule = NO_RULE };
 	struct xdp_rl_rule_hits *hits = NULL;
 	const struct xdp_rl_live *live;
 	struct xdp_rl_config *cfg;
 	struct xdp_rl_stats *st;
-	struct packet p = {};
 	struct in6_addr *a6 = NULL;
+	struct packet p = {};
 	__u32 zero = 0;
 	__be16 proto;
 	int v;
@@ -456,38 +504,45 @@ int xdp_rl(struct xdp_md *ctx)
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!cfg || !st)
 		return XDP_PASS;
-	live = &cfg->slot[cfg->active & 1];
+	live = live_of(cfg);
 
 	if (parse_eth(&c, &proto) < 0) {
 		v = V_MALFORMED;
 	} else if (proto == bpf_htons(ETH_P_IP)) {
-		if (parse_ipv4(&c, &p.a4) < 0) {
+		if (parse_ipv4(&c, (__be32 *)&p.a[0]) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.key.k[0] = p.a4 & cfg_v4_mask;
-			v = limit_fast(&p, 0, live, inc, st);
+			p.key.k[0] = p.a[0] & cfg_v4_mask;
+			v = limit_fast(&p, 0, live, inc);
 			if (v == V_SLOW)
-				v = limit_slow4(&p, live, inc, st, &hits);
+				v = limit_slow(&p, 0, inc, &out, st);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &a6) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.a6 = a6;
-			p.key.k[0] = a6->in6_u.u6_addr32[0] & cfg_v6_mask[0];
-			p.key.k[1] = a6->in6_u.u6_addr32[1] & cfg_v6_mask[1];
-			p.key.k[2] = a6->in6_u.u6_addr32[2] & cfg_v6_mask[2];
-			p.key.k[3] = a6->in6_u.u6_addr32[3] & cfg_v6_mask[3];
-			v = limit_fast(&p, 1, live, inc, st);
+			__builtin_memcpy(p.a, a6, sizeof(p.a));
+			p.key.k[0] = p.a[0] & cfg_v6_mask[0];
+			p.key.k[1] = p.a[1] & cfg_v6_mask[1];
+			p.key.k[2] = p.a[2] & cfg_v6_mask[2];
+			p.key.k[3] = p.a[3] & cfg_v6_mask[3];
+			v = limit_fast(&p, 1, live, inc);
 			if (v == V_SLOW)
-				v = limit_slow6(&p, live, inc, st, &hits);
+				v = limit_slow(&p, 1, inc, &out, st);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;
 		return XDP_PASS;
 	}
 
-	if (v == V_PASS) {
+	if (out.rule != NO_RULE) {
+		hits = bpf_map_lookup_elem(&rule_hits, &out.rule);
+		if (hits)
+			hits->packets++;
+	}
+	if (v == V_ALLOW)
+		st->c[XDP_RL_STAT_ALLOWED]++;
+	if (v == V_PASS || v == V_ALLOW) {
 		st->c[XDP_RL_STAT_PASSED]++;
 		st->c[XDP_RL_STAT_PASSED_BYTES] += len;
 		return XDP_PASS;

@@ -19,6 +19,7 @@
 #define XDP_RL_PIN_ROOT		"xdp-rl"
 #define XDP_RL_PIN_LINK		"link"
 #define XDP_RL_PIN_PROG		"prog"
+#define XDP_RL_PIN_ADMIN	"admin"
 
 /*
  * Every map of the program, in one list: X(ID, name, kind). bpf/maps.h
@@ -46,7 +47,8 @@ enum xdp_rl_map_kind {
 	X(AGG4, agg4, XDP_RL_KEEP_TABLE)			\
 	X(AGG6, agg6, XDP_RL_KEEP_TABLE)			\
 	X(NEWSRC, newsrc, XDP_RL_KEEP)				\
-	X(LOCKS, locks, XDP_RL_KEEP)
+	X(LOCKS, locks, XDP_RL_KEEP)				\
+	X(SCRATCH, scratch, XDP_RL_NEW)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -64,19 +66,22 @@ enum xdp_rl_map_id {
 #define XDP_RL_AGG6_PREFIX	48	/* ... and per /48 */
 
 /*
- * Per-source state: two 64-bit words, updated only with BPF atomics.
+ * The state of one window: two 64-bit words, changed only with BPF atomics
+ * (bpf/window.h has the protocol and the invariants).
  *
- *   expires_gen: window end in ns, rounded up to XDP_RL_EXP_GRAIN, with the
- *                window generation in the low XDP_RL_GEN_BITS bits.
- *   count_gen:   the window generation in the top XDP_RL_GEN_BITS bits and
- *                the window's count (packets or bytes, drops included) below.
+ *   start_gen: when the window began, in ns on the window clock, a multiple
+ *              of XDP_RL_GRAIN, with the window's generation in the low
+ *              XDP_RL_GEN_BITS bits. A start of 0 means no window.
+ *   count_gen: the window's generation in the top XDP_RL_GEN_BITS bits, and
+ *              its count (packets or bytes, drops included) below.
  *
- * The generation ties the count to the window it belongs to; bpf/window.h
- * explains the protocol.
+ * The generation ties a count to the window it belongs to. It only moves
+ * forward, one step per window (turnover, reset, a slot passing to another
+ * key), and wraps after 2^16 windows.
  */
-#define XDP_RL_GEN_BITS		8
+#define XDP_RL_GEN_BITS		16
 #define XDP_RL_GEN_MASK		((1ULL << XDP_RL_GEN_BITS) - 1)
-#define XDP_RL_EXP_GRAIN	(1ULL << XDP_RL_GEN_BITS)	/* 256 ns */
+#define XDP_RL_GRAIN		(1ULL << XDP_RL_GEN_BITS)	/* 65.536 us */
 #define XDP_RL_COUNT_BITS	(64 - XDP_RL_GEN_BITS)
 #define XDP_RL_COUNT_MASK	((1ULL << XDP_RL_COUNT_BITS) - 1)
 /*
@@ -86,11 +91,70 @@ enum xdp_rl_map_id {
 #define XDP_RL_COUNT_SAT	(1ULL << (XDP_RL_COUNT_BITS - 1))
 /* The largest limit a user may set: below saturation, so it is exact. */
 #define XDP_RL_LIMIT_MAX	(XDP_RL_COUNT_SAT >> 1)
+/*
+ * A window whose start is further ahead of a CPU's reading of the clock
+ * than this began on another clock (after --per-key and --aligned trade
+ * places: CLOCK_MONOTONIC and CLOCK_TAI are decades apart), and is over. No
+ * reading is this stale, so a window another CPU has just opened is never
+ * taken for one.
+ */
+#define XDP_RL_AHEAD_MAX_NS	(3600ULL * 1000000000ULL)
 
 struct xdp_rl_state {
-	__u64 expires_gen;
+	__u64 start_gen;
 	__u64 count_gen;
 };
+
+static inline __u64 xdp_rl_start_ns(__u64 start_gen)
+{
+	return start_gen & ~XDP_RL_GEN_MASK;
+}
+
+static inline __u64 xdp_rl_gen_of_start(__u64 start_gen)
+{
+	return start_gen & XDP_RL_GEN_MASK;
+}
+
+static inline __u64 xdp_rl_count(__u64 count_gen)
+{
+	return count_gen & XDP_RL_COUNT_MASK;
+}
+
+static inline __u64 xdp_rl_gen_of_count(__u64 count_gen)
+{
+	return count_gen >> XDP_RL_COUNT_BITS;
+}
+
+/*
+ * Whether the window @start_gen of @window_ns is over at @now: it has no
+ * start, or it lasted its length, or it began on another clock. Shared by
+ * the datapath, `get`/`top` (which show such a window as empty) and the
+ * model the datapath is tested against.
+ */
+static inline int xdp_rl_window_over(__u64 start_gen, __u64 now, __u64 window_ns)
+{
+	__u64 start = xdp_rl_start_ns(start_gen);
+
+	return !start || now >= start + window_ns || start > now + XDP_RL_AHEAD_MAX_NS;
+}
+
+/*
+ * The start of a window opened at @now, rounded up to XDP_RL_GRAIN (so a
+ * window lasts its length and up to 65.5 us more, never less). Per key:
+ * @now. Aligned: the multiple of @window_ns since the Unix epoch that @now
+ * is in, on the TAI clock @now comes from (@tai_to_unix_ns converts).
+ */
+static inline __u64 xdp_rl_window_start(__u64 now, __u64 window_ns, int aligned,
+					__s64 tai_to_unix_ns)
+{
+	__u64 s = now, unix_ns;
+
+	if (aligned) {
+		unix_ns = now + tai_to_unix_ns;
+		s = unix_ns - unix_ns % window_ns - tai_to_unix_ns;
+	}
+	return (s + XDP_RL_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+}
 
 /* IPv6 sources are keyed by the address masked to --v6-prefix. */
 struct xdp_rl_key6 {
@@ -169,25 +233,44 @@ XDP_RL_INLINE __u64 xdp_rl_mix(__u64 x)
 }
 
 /*
- * The hash of a key (k[0] for IPv4, k[0..3] for IPv6, as in the packet),
- * keyed by the table's random seed so that nobody outside can aim a flood at
- * one bucket.
+ * A key is a source address masked to its prefix (k[0] for IPv4, k[0..3]
+ * for IPv6, as in the packet) and the limit set it is charged under: the
+ * global limits' or a rule's (struct xdp_rl_live's and xdp_rl_rule's
+ * lsid). Sources under different limits never share a window, even when
+ * their masked addresses are the same.
  */
-XDP_RL_INLINE __u64 xdp_rl_hash(const __u32 *k, int v6, __u64 seed)
+#define XDP_RL_LSID_MAX		((1U << 30) - 1)
+
+/*
+ * The hash of a key, keyed by the table's random seed so that nobody outside
+ * can aim a flood at one bucket.
+ */
+XDP_RL_INLINE __u64 xdp_rl_hash(const __u32 *k, int v6, __u32 lsid, __u64 seed)
 {
 	__u64 h;
 
 	if (!v6)
-		return xdp_rl_mix(k[0] ^ seed);
-	h = xdp_rl_mix((((__u64)k[0] << 32) | k[1]) ^ seed);
+		return xdp_rl_mix((((__u64)lsid << 32) | k[0]) ^ seed);
+	h = xdp_rl_mix((((__u64)k[0] << 32) | k[1]) ^ seed ^ lsid);
 	return xdp_rl_mix(h ^ (((__u64)k[2] << 32) | k[3]));
 }
 
-/* The tag a slot holding this key carries when it is live. */
-XDP_RL_INLINE __u64 xdp_rl_tag(const __u32 *k, int v6, __u64 h)
+/*
+ * The tag a slot holding this key carries when it is live: the limit set in
+ * the low 32 bits (above the flags), and above them the IPv4 address, or
+ * for IPv6 half the hash (the address itself follows the slot's header).
+ */
+XDP_RL_INLINE __u64 xdp_rl_tag(const __u32 *k, int v6, __u32 lsid, __u64 h)
 {
-	return v6 ? (h & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_LIVE :
-		    ((__u64)k[0] << 32) | XDP_RL_TAG_LIVE;
+	__u64 low = ((__u64)lsid << 2) | XDP_RL_TAG_LIVE;
+
+	return v6 ? (h & 0xffffffff00000000ULL) | low : ((__u64)k[0] << 32) | low;
+}
+
+/* The limit set of the key a tag names. */
+XDP_RL_INLINE __u32 xdp_rl_tag_lsid(__u64 tag)
+{
+	return (__u32)tag >> 2;
 }
 
 /* The key's two buckets (distinct), from the two halves of its hash. */
@@ -205,39 +288,8 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
 	return (h >> 20) & (XDP_RL_LOCKS - 1);
 }
 
-static inline __u64 xdp_rl_expires_ns(__u64 expires_gen)
-{
-	return expires_gen & ~XDP_RL_GEN_MASK;
-}
-
-static inline __u64 xdp_rl_count(__u64 count_gen)
-{
-	return count_gen & XDP_RL_COUNT_MASK;
-}
-
-/*
- * A window opened under a longer --window (or on the other clock, after a
- * switch between --per-key and --aligned) ends at once when it would end more
- * than the current length plus this slack from now. The slack must exceed
- * any gap between the time one CPU read and the time another CPU opened a
- * window with; a smaller one would let a CPU holding an older time end a
- * window that another CPU had just opened, and break exactness.
- */
-#define XDP_RL_SHORTEN_SLACK_NS	1000000000ULL	/* 1s */
-
 /* The longest window xdp-rl takes (366 days). */
 #define XDP_RL_WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)
-
-/*
- * Whether the window in @expires_gen is over at @now. Shared by the datapath
- * and by `get`/`top`, which show such a window as empty.
- */
-static inline int xdp_rl_window_over(__u64 expires_gen, __u64 now, __u64 window_ns)
-{
-	__u64 end = xdp_rl_expires_ns(expires_gen);
-
-	return now >= end || end - now > window_ns + XDP_RL_SHORTEN_SLACK_NS;
-}
 
 /* ---- Settings ---------------------------------------------------------- */
 
@@ -271,6 +323,14 @@ struct xdp_rl_live {
 	__u32 nlayers;		/* 1..XDP_RL_MAX_LAYERS, at most fixed.max_layers */
 	__u32 flags;		/* XDP_RL_F_* */
 	__u32 on_full;		/* enum xdp_rl_on_full */
+	__u32 lsid;		/* the limit set of these layers (keys charged under them) */
+	__u32 pad;
+	/*
+	 * The longest window of any limit in force, the rules' included: a
+	 * key charged under a rule whose windows started longer ago than this
+	 * is over (the table ranks slots to give up by it).
+	 */
+	__u64 max_window_ns;
 	__u32 nrules4;		/* rules in rules4: 0 skips the lookup */
 	__u32 nrules6;
 	/*
@@ -318,7 +378,12 @@ struct xdp_rl_config {
 	struct xdp_rl_live slot[2];
 	struct xdp_rl_fixed fixed;
 	__u32 active;
-	__u32 pad;
+	/*
+	 * The next limit set id to hand out (xdp_rl_hash): each rule added and
+	 * each change of the global limits' shape takes a new one, so that no
+	 * window is ever charged under two sets of limits.
+	 */
+	__u32 next_lsid;
 };
 
 /* ---- Rules (LPM tries, longest prefix wins) -------------------------------- */
@@ -347,6 +412,8 @@ struct xdp_rl_rule {
 	__u32 action;		/* enum xdp_rl_action */
 	__u32 nlayers;
 	__u32 flags;		/* XDP_RL_RULE_F_* */
+	__u32 lsid;		/* its limit set: the keys of its sources (per source) */
+	__u32 pad;
 };
 
 /* Per-CPU, per rule id. */
@@ -359,6 +426,53 @@ struct xdp_rl_rule_hits {
 /* The window state of one key: a window per layer. */
 struct xdp_rl_layers {
 	struct xdp_rl_state layer[XDP_RL_MAX_LAYERS];
+};
+
+/* ---- What user space asks of the program (bpf/admin.h) ---------------------- */
+
+/* The tables a key can live in (the order of the datapath's cfg_buckets), and a --shared budget. */
+enum xdp_rl_table {
+	XDP_RL_T_SRC4,
+	XDP_RL_T_SRC6,
+	XDP_RL_T_AGG4,
+	XDP_RL_T_AGG6,
+	XDP_RL_T_SHARED,
+};
+
+enum xdp_rl_admin_op {
+	/*
+	 * Start the windows of layers [from, to) of a key afresh: closed
+	 * (count 0: the next packet opens them), or holding @count from now
+	 * (`reset --count`, as Hammer's set). A key with no slot is given one
+	 * when @count is not 0.
+	 */
+	XDP_RL_ADMIN_RESET,
+	/*
+	 * Charge @count to layers [from, to) of a key without a limit check,
+	 * opening windows that are over (`charge`, as Hammer's inc); a key
+	 * with no slot is given one.
+	 */
+	XDP_RL_ADMIN_CHARGE,
+	/* Close the windows of layers [from, to) of every key in bucket @index. */
+	XDP_RL_ADMIN_CLOSE_BUCKET,
+};
+
+/*
+ * One request, sent as the frame of a BPF_PROG_TEST_RUN of the program's
+ * `admin` entry point; the answer comes back in the frame's @result.
+ */
+struct xdp_rl_admin {
+	__u32 op;		/* enum xdp_rl_admin_op */
+	__u32 table;		/* enum xdp_rl_table */
+	__u32 key[4];		/* as the datapath keys it; XDP_RL_T_SHARED: unused */
+	__u32 lsid;		/* the key's limit set */
+	__u32 index;		/* CLOSE_BUCKET: the bucket; XDP_RL_T_SHARED: the rule id */
+	__u32 from, to;		/* layers */
+	__u64 count;
+	__u64 window_ns[XDP_RL_MAX_LAYERS];	/* the layers' lengths (RESET with a count, CHARGE) */
+	/* Out: 1 done (CLOSE_BUCKET: the live slots closed), 0 no such key, < 0 failed. */
+	__s32 result;
+	__u32 pad;
 };
 
 /* ---- Statistics (per-CPU array, one element) ----------------------------- */

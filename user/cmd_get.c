@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* cmd_get.c - `xdp-rl get` and `xdp-rl top`: the windows of one source, or the busiest. */
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -23,8 +24,40 @@ enum { OPT_JSON = 256, OPT_COUNT };
 
 
 
-static void source_print(const struct limiter *l, const struct source *src,
-			 const char *asked, struct json *j)
+/* Unix time in ms of @ns on the clock the limiter's windows keep (0 stays 0). */
+static __u64 window_unix_ms(const struct limiter *l, __u64 ns)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct timespec real, mono;
+	__s64 off;
+
+	if (!ns)
+		return 0;
+	if (live->flags & XDP_RL_F_ALIGNED) {
+		off = live->tai_to_unix_ns;
+	} else {
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		off = (real.tv_sec - mono.tv_sec) * 1000000000LL + real.tv_nsec - mono.tv_nsec;
+	}
+	return ((__s64)ns + off) / 1000000;
+}
+
+/* CLOCK_MONOTONIC @ns as Unix time in ms (0 stays 0). */
+static __u64 mono_unix_ms(__u64 ns)
+{
+	struct timespec real, mono;
+
+	if (!ns)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return ((__s64)ns + (real.tv_sec - mono.tv_sec) * 1000000000LL + real.tv_nsec -
+		mono.tv_nsec) / 1000000;
+}
+
+static void source_print(const struct limiter *l, const struct source *src, const char *asked,
+			 struct json *j)
 {
 	int dry = limiter_live(l)->flags & XDP_RL_F_DRY_RUN;
 	/*
@@ -33,10 +66,12 @@ static void source_print(const struct limiter *l, const struct source *src,
 	 */
 	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
-	char key[INET6_ADDRSTRLEN + 8], w[32];
+	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32];
 	__u32 i;
 
 	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
+	if (src->has_rule)
+		fmt_prefix(&src->rule, src->rule_prefix, rule, sizeof(rule));
 	if (j) {
 		json_obj(j, NULL);
 		if (asked)
@@ -44,10 +79,21 @@ static void source_print(const struct limiter *l, const struct source *src,
 		json_str(j, "key", key);
 		if (src->kind)
 			json_str(j, "kind", src->kind);
+		if (src->has_rule)
+			json_str(j, "rule", rule);
 		json_u64(j, "count", src->count[0]);
 		json_u64(j, "limit", src->lay[0].limit);
 		json_str(j, "unit", limiter_unit(l));
 		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[0]));
+		/* As Hammer's get_bucket: created_at, updated_at. */
+		if (source_open(src))
+			json_u64(j, "opened_at_ms", window_unix_ms(l, src->started_ns[0]));
+		else
+			json_null(j, "opened_at_ms");
+		if (src->seen_mono_ns)
+			json_u64(j, "last_seen_ms", mono_unix_ms(src->seen_mono_ns));
+		else
+			json_null(j, "last_seen_ms");
 		if (split) {
 			json_u64(j, "passed", passed);
 			json_u64(j, dry ? "would_drop" : "dropped", src->count[0] - passed);
@@ -60,8 +106,7 @@ static void source_print(const struct limiter *l, const struct source *src,
 	for (i = 0; i < src->nlayers; i++) {
 		fmt_duration(src->lay[i].window_ns, w, sizeof(w));
 		if (src->nlayers > 1)
-			printf("%s %llu of %llu/%s", i ? "," : "",
-			       (unsigned long long)src->count[i],
+			printf("%s %llu of %llu/%s", i ? "," : "", (unsigned long long)src->count[i],
 			       (unsigned long long)src->lay[i].limit, w);
 		else
 			printf(" %12llu %s", (unsigned long long)src->count[0], limiter_unit(l));
@@ -77,6 +122,8 @@ static void source_print(const struct limiter *l, const struct source *src,
 	}
 	if (src->kind)
 		printf("  (%s)", src->kind);
+	else if (src->has_rule)
+		printf("  (rule %s)", rule);
 	putchar('\n');
 }
 
@@ -103,17 +150,12 @@ const struct cmd_spec cmd_get_spec = {
 static int cmd_get(int argc, char **argv)
 {
 	const char *ifname, *addr, *why;
-	const struct xdp_rl_rule *rule;
-	struct xdp_rl_layers st;
-	struct xdp_rl_rule rbuf;
-	struct xdp_rl_rule sbuf;
-	struct ip_addr a, key;
 	struct source src, agg;
+	struct target t, ta;
+	struct ip_addr a;
 	struct limiter l;
-	int opt, as_json = 0, id, r, found;
+	int opt, as_json = 0, found;
 	struct json j;
-	__u32 k[4];
-	__u64 now;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_get_spec)) != -1) {
 		if (opt != OPT_JSON)
@@ -131,58 +173,36 @@ static int cmd_get(int argc, char **argv)
 	if (cmd_prepare_read(NEED_BPF, "cannot read a source") ||
 	    limiter_open(ifname, &l, "cannot read a source on"))
 		return EXIT_FAIL;
-	now = window_clock_ns(limiter_live(&l));
-	rule = rule_lookup(&l, &a, &rbuf);
 
-	key = a;
-	memset(&st, 0, sizeof(st));
-	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
-		/* The rule's one budget: shown under the rule's prefix. */
-		r = bpf_map_lookup_elem(l.fd[PIN_SHARED], &rule->id, &st);
-		memset(&src, 0, sizeof(src));
-		rule_prefix_of(&l, &a, rule->id, &src.key, &src.prefix);
-		src.kind = "shared";
-		src.rule = rule;
-		source_fill(&src, r ? NULL : st.layer, rule->layer, rule->nlayers,
-			    XDP_RL_MAX_LAYERS, now, limiter_live(&l)->limits_since_ns);
-	} else {
-		id = source_key(&l, &key, k);
-		found = source_windows(&l, id, k, st.layer, 0);
-		if (found >= 0)
-			source_from(&src, id, key.bytes, found ? st.layer : NULL, &l, now, &a,
-				    &sbuf);
-		if (found >= 0 && !source_open(&src)) {
-			/* Refused a slot by --new-sources: charged to its /24 or /48. */
-			id = agg_key(&a, &key, k);
-			found = source_windows(&l, id, k, st.layer, 0);
-			if (found > 0) {
-				source_from(&agg, id, key.bytes, st.layer, &l, now, NULL, &sbuf);
-				if (source_open(&agg))
-					src = agg;
-			}
-		}
-		if (found < 0) {
-			limiter_close(&l);
-			return EXIT_FAIL;
-		}
-	}
-
-	if (rule && rule->action != XDP_RL_RULE_LIMIT) {
+	target_of(&l, &a, &t);
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
 		if (as_json) {
 			json_begin(&j, stdout);
 			json_obj(&j, NULL);
 			json_str(&j, "address", addr);
-			json_str(&j, "rule", word_name(rule_action_words, rule->action));
+			json_str(&j, "rule", word_name(rule_action_words, t.rule.action));
 			json_u64(&j, "count", 0);
 			json_u64(&j, "expires_in_ms", 0);
 			json_end(&j);
 			json_finish(&j);
 		} else {
 			printf("%s: %s by a rule (see 'xdp-rl rule list %s')\n", addr,
-			       rule->action == XDP_RL_RULE_ALLOW ? "allowed" : "denied", ifname);
+			       t.kind == TARGET_ALLOW ? "allowed" : "denied", ifname);
 		}
 		limiter_close(&l);
 		return EXIT_DONE;
+	}
+	found = target_read(&l, &t, &src);
+	if (found >= 0 && t.kind == TARGET_KEY && !source_open(&src)) {
+		/* Refused a slot by --new-sources: charged to its /24 or /48. */
+		target_aggregate(&l, &a, &ta);
+		found = target_read(&l, &ta, &agg);
+		if (found > 0 && source_open(&agg))
+			src = agg;
+	}
+	if (found < 0) {
+		limiter_close(&l);
+		return EXIT_FAIL;
 	}
 	if (as_json)
 		json_begin(&j, stdout);
@@ -211,7 +231,7 @@ static int collect_one(const struct source *src, void *ctx)
 		c->v = v;
 	}
 	c->v[c->n] = *src;
-	c->v[c->n++].rule = NULL;	/* points at a buffer that is reused */
+	c->n++;
 	return 0;
 }
 

@@ -83,7 +83,7 @@ static __u64 new_seed(void)
 
 
 /* Rules from --rules, into the new tries of @fd. */
-static int apply_rules(const int *fd, struct settings *s, const char *ifname)
+static int apply_rules(const int *fd, struct settings *s, __u32 *next_lsid, const char *ifname)
 {
 	static rule_ids used;
 	char desc[256];
@@ -91,7 +91,8 @@ static int apply_rules(const int *fd, struct settings *s, const char *ifname)
 
 	rule_ids_used(fd, used);
 	for (i = 0; i < s->nrules; i++) {
-		if (rule_insert(fd, &s->rules[i], used)) {
+		s->rules[i].rule.lsid = (*next_lsid)++;
+		if (rule_insert(fd, &s->rules[i], used, NULL)) {
 			rule_describe(&s->rules[i], desc, sizeof(desc));
 			log_err("cannot load on '%s': cannot add rule %s: %m", ifname, desc);
 			return -1;
@@ -190,6 +191,7 @@ static int do_load(const char *ifname, struct settings *s)
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++)
 		cur.fd[id] = bpf_map__fd(skel_map(skel, id - PIN_FIRST_MAP));
 	cur.fd[PIN_PROG] = bpf_program__fd(skel->progs.xdp_rl);
+	cur.fd[PIN_ADMIN] = bpf_program__fd(skel->progs.admin);
 	cur.fd[PIN_LINK] = replacing ? old.fd[PIN_LINK] : -1;
 
 	/* A new config: zeros. */
@@ -198,16 +200,28 @@ static int do_load(const char *ifname, struct settings *s)
 		goto out;
 	}
 	cur.cfg.fixed = s->fixed;
+	/*
+	 * Limit sets (include/xdp_rl.h): numbered on from the old limiter's, so
+	 * that rules it keeps keep theirs; the global limits keep their set
+	 * while the tables and the number of layers stay, else start a new one.
+	 */
+	cur.cfg.next_lsid = replacing ? old.cfg.next_lsid : 1;
+	if (replacing && same_tables(&old.cfg.fixed, &s->fixed) &&
+	    limiter_live(&old)->nlayers == s->live.nlayers)
+		s->live.lsid = limiter_live(&old)->lsid;
+	else
+		s->live.lsid = cur.cfg.next_lsid++;
 	if (!s->rules_path && replacing) {
 		/* Keep the old limiter's rules: their maps were reused. */
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	} else {
-		if (apply_rules(cur.fd, s, ifname))
+		if (apply_rules(cur.fd, s, &cur.cfg.next_lsid, ifname))
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
 	skel_clock(skel, &s->live);
-	live_finish(&s->live, rules_min_window(cur.fd), replacing ? limiter_live(&old) : NULL,
+	live_finish(&s->live, rules_min_window(cur.fd), rules_max_window(cur.fd),
+		    replacing ? limiter_live(&old) : NULL,
 		    !!s->rules_path);
 	if (limiter_publish_new(&cur, &s->live)) {
 		log_err("cannot write the settings: %m");

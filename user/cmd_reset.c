@@ -1,24 +1,33 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_reset.c - `xdp-rl reset`: forget a source's window, or every window. */
+/*
+ * cmd_reset.c - `xdp-rl reset` and `xdp-rl charge`: change the window that
+ * limits a source (as Hammer's set and inc do an application's), or forget
+ * every window. The program makes each change (admin.h).
+ */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "bpffs.h"
+#include "admin.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "fault.h"
 #include "limiter.h"
 #include "log.h"
 #include "options.h"
 #include "rules.h"
 #include "sources.h"
 
-enum { OPT_ALL = 256 };
+enum { OPT_ALL = 256, OPT_COUNT };
 
-static const char *const reset_forms[] = { "IFACE (ADDRESS | --all)", NULL };
+static const char *const reset_forms[] = { "IFACE (ADDRESS [--count N] | --all)", NULL };
 
 static const struct opt_spec reset_opts[] = {
+	{ "count", OPT_COUNT, "N",
+	  "instead of forgetting it, start the window afresh holding N\n(N at the limit blocks the "
+	  "source for a window)" },
 	{ "all", OPT_ALL, NULL, "every window: sources, aggregates, shared budgets" },
 	{ NULL },
 };
@@ -34,91 +43,177 @@ const struct cmd_spec cmd_reset_spec = {
 	.opts = reset_opts,
 };
 
+static const char *const charge_forms[] = { "IFACE ADDRESS [N]", NULL };
+
+static int cmd_charge(int argc, char **argv);
+
+const struct cmd_spec cmd_charge_spec = {
+	.name = "charge",
+	.run = cmd_charge,
+	.forms = charge_forms,
+	.about = "Add N (default 1) to the window that limits ADDRESS, without a limit check,\n"
+		 "opening one if there is none: an application or an intrusion detector\n"
+		 "charging what it saw (failed logins, say) to the source's budget here.\n",
+};
+
+/* The address a command was given, and what limits it; EXIT_DONE or a failure. */
+static int resolve(const char *cmd, const char *addr, struct ip_addr *a)
+{
+	const char *why = parse_addr(addr, a);
+
+	if (why)
+		return usage_err(cmd, "%s: invalid ADDRESS '%s': %s", cmd, addr, why);
+	return EXIT_DONE;
+}
+
+static int reset_address(struct limiter *l, const char *addr, const struct ip_addr *a, int has_count,
+			 __u64 count)
+{
+	char key[INET6_ADDRSTRLEN + 8];
+	struct target t;
+	int r;
+
+	target_of(l, a, &t);
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
+		printf("xdp-rl: %s: no window to forget for %s: it is %s by a rule\n", l->ifname, addr,
+		       t.kind == TARGET_ALLOW ? "allowed" : "denied");
+		return EXIT_DONE;
+	}
+	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	if (t.kind == TARGET_SHARED) {
+		if (admin_reset_shared(l, t.rule.id, 0, t.n, count, t.lay) < 0) {
+			log_err("cannot reset the shared budget of %s on '%s': %m", key, l->ifname);
+			return EXIT_FAIL;
+		}
+		if (has_count)
+			printf("xdp-rl: %s: the shared budget of %s (every source in it) starts afresh "
+			       "holding %llu\n", l->ifname, key, (unsigned long long)count);
+		else
+			printf("xdp-rl: %s: forgot the shared budget of %s (every source in it)\n",
+			       l->ifname, key);
+		return EXIT_DONE;
+	}
+	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, count, t.lay);
+	if (r < 0) {
+		log_err("cannot reset %s on '%s': %m", key, l->ifname);
+		return EXIT_FAIL;
+	}
+	if (has_count) {
+		printf("xdp-rl: %s: %s starts afresh holding %llu\n", l->ifname, key,
+		       (unsigned long long)count);
+		return EXIT_DONE;
+	}
+	if (r > 0) {
+		printf("xdp-rl: %s: forgot %s\n", l->ifname, key);
+		return EXIT_DONE;
+	}
+	/* No slot of its own: it may be charged to its /24 or /48. */
+	target_aggregate(l, a, &t);
+	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, 0, t.lay);
+	if (r < 0) {
+		log_err("cannot reset %s on '%s': %m", key, l->ifname);
+		return EXIT_FAIL;
+	}
+	if (r > 0)
+		printf("xdp-rl: %s: forgot the aggregate window of %s (every source in it without "
+		       "a slot of its own)\n", l->ifname, key);
+	else
+		printf("xdp-rl: %s: no window to forget for %s\n", l->ifname, addr);
+	return EXIT_DONE;
+}
+
 static int cmd_reset(int argc, char **argv)
 {
 	const char *ifname, *addr = NULL, *why;
-	char key[INET6_ADDRSTRLEN + 8];
-	const struct xdp_rl_rule *rule;
-	struct xdp_rl_layers w;
-	struct xdp_rl_rule rbuf;
-	struct ip_addr a, masked;
-	int opt, all = 0, id, found;
-	struct rule_spec rs;
+	int opt, all = 0, has_count = 0, r;
 	struct limiter l;
-	__u64 n = 0;
-	__u32 k[4];
+	struct ip_addr a;
+	__u64 n = 0, count = 0;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_reset_spec)) != -1) {
-		if (opt != OPT_ALL)
+		if (opt == OPT_ALL) {
+			all = 1;
+		} else if (opt == OPT_COUNT) {
+			why = parse_u64(optarg, 0, XDP_RL_LIMIT_MAX, &count);
+			if (why)
+				return usage_err("reset", "reset: invalid --count '%s': %s", optarg, why);
+			has_count = 1;
+		} else {
 			return EXIT_USAGE;
-		all = 1;
+		}
 	}
 	if (cmd_positional(argc, argv, "reset", "IFACE", 0, &ifname))
 		return EXIT_USAGE;
 	if (argc - optind > 1)
 		addr = argv[optind + 1];
-	if (argc - optind > 2)
-		return usage_err("reset", "reset: unexpected argument '%s'", argv[optind + 2]);
+	if (cmd_no_more(argc, argv, "reset", 2))
+		return EXIT_USAGE;
 	if (!addr == !all)
 		return usage_err("reset", "reset: give either an ADDRESS or --all");
-	if (addr && (why = parse_addr(addr, &a)))
-		return usage_err("reset", "reset: invalid ADDRESS '%s': %s", addr, why);
+	if (all && has_count)
+		return usage_err("reset", "reset: --count goes with an ADDRESS, not --all");
+	if (addr && (r = resolve("reset", addr, &a)))
+		return r;
 	if (cmd_prepare(NEED_BPF, "cannot reset") || limiter_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot reset sources on"))
 		return EXIT_FAIL;
-
 	if (all) {
 		/* Sources, the /24 and /48 aggregates, and --shared rules' budgets. */
-		if (forget_all(&l, &n)) {
-			limiter_close(&l);
-			return EXIT_FAIL;
-		}
-		printf("xdp-rl: %s: forgot %llu window%s\n", ifname, (unsigned long long)n,
-		       n == 1 ? "" : "s");
-		limiter_close(&l);
-		return EXIT_DONE;
+		r = forget_all(&l, &n) ? EXIT_FAIL : EXIT_DONE;
+		if (r == EXIT_DONE)
+			printf("xdp-rl: %s: forgot %llu window%s\n", ifname, (unsigned long long)n,
+			       n == 1 ? "" : "s");
+	} else {
+		r = reset_address(&l, addr, &a, has_count, count);
 	}
+	limiter_close(&l);
+	return r;
+}
 
-	/* The window that limits ADDRESS: a --shared rule's, its own, or its aggregate. */
-	rule = rule_lookup(&l, &a, &rbuf);
-	if (rule && rule->action == XDP_RL_RULE_LIMIT && (rule->flags & XDP_RL_RULE_F_SHARED)) {
-		memset(&rs, 0, sizeof(rs));
-		rs.rule = *rule;
-		rule_prefix_of(&l, &a, rule->id, &rs.addr, &rs.prefix);
-		fmt_prefix(&rs.addr, rs.prefix, key, sizeof(key));
-		if (shared_forget(&l, &rs, &n)) {
-			log_err("cannot reset the shared budget of %s on '%s': %m", key, ifname);
-			limiter_close(&l);
-			return EXIT_FAIL;
-		}
-		printf("xdp-rl: %s: forgot the shared budget of %s (every source in it)\n",
-		       ifname, key);
-		limiter_close(&l);
-		return EXIT_DONE;
-	}
-	masked = a;
-	id = source_key(&l, &masked, k);
-	fmt_prefix(&masked, a.family == AF_INET ? l.cfg.fixed.v4_prefix : l.cfg.fixed.v6_prefix,
-		   key, sizeof(key));
-	found = source_windows(&l, id, k, w.layer, 1);
-	if (found > 0) {
-		printf("xdp-rl: %s: forgot %s\n", ifname, key);
-	} else if (!found) {
-		/* No slot of its own: it may be charged to its /24 or /48. */
-		id = agg_key(&a, &masked, k);
-		found = source_windows(&l, id, k, w.layer, 1);
-		fmt_prefix(&masked, a.family == AF_INET ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX,
-			   key, sizeof(key));
-		if (found > 0)
-			printf("xdp-rl: %s: forgot the aggregate window of %s (every source in "
-			       "it without a slot of its own)\n", ifname, key);
-		else if (!found)
-			printf("xdp-rl: %s: no window to forget for %s\n", ifname, addr);
-	}
-	if (found < 0) {
+static int cmd_charge(int argc, char **argv)
+{
+	const char *ifname, *addr, *why;
+	char key[INET6_ADDRSTRLEN + 8];
+	struct limiter l;
+	struct target t;
+	struct ip_addr a;
+	__u64 n = 1;
+	int r;
+
+	if (cmd_getopt(argc, argv, &cmd_charge_spec) != -1)
+		return EXIT_USAGE;
+	if (cmd_positional(argc, argv, "charge", "IFACE", 0, &ifname) ||
+	    cmd_positional(argc, argv, "charge", "ADDRESS", 1, &addr) ||
+	    cmd_no_more(argc, argv, "charge", 3))
+		return EXIT_USAGE;
+	if (argc - optind > 2 && (why = parse_u64(argv[optind + 2], 1, XDP_RL_LIMIT_MAX, &n)))
+		return usage_err("charge", "charge: invalid N '%s': %s", argv[optind + 2], why);
+	if ((r = resolve("charge", addr, &a)))
+		return r;
+	if (cmd_prepare(NEED_BPF, "cannot charge") || limiter_lock(0) < 0 ||
+	    limiter_open(ifname, &l, "cannot charge a source on"))
+		return EXIT_FAIL;
+	target_of(&l, &a, &t);
+	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
+		log_err("cannot charge %s on '%s': it is %s by a rule, which no window limits", addr,
+			ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied");
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
+	r = t.kind == TARGET_SHARED ? admin_charge_shared(&l, t.rule.id, 0, t.n, n, t.lay) :
+				      admin_charge(&l, t.id, t.k, t.lsid, 0, t.n, n, t.lay);
+	if (r <= 0) {
+		if (r == 0)
+			errno = ENOSPC;
+		log_err("cannot charge %s on '%s': %m%s", key, ifname,
+			r == 0 ? " (no slot could be had in its table)" : "");
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	printf("xdp-rl: %s: charged %llu to %s%s\n", ifname, (unsigned long long)n, key,
+	       t.kind == TARGET_SHARED ? " (the shared budget)" : "");
 	limiter_close(&l);
 	return EXIT_DONE;
 }

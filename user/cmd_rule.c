@@ -21,7 +21,6 @@
 static int rule_add(int argc, char **argv)
 {
 	static rule_ids used;
-	struct holding held = {};
 	struct rule_spec r;
 	struct limiter l;
 	char why[256], desc[256];
@@ -45,17 +44,12 @@ static int rule_add(int argc, char **argv)
 		    r.rule.nlayers);
 		goto out;
 	}
-	if (rule_held_collect(&l, &r, &held)) {
-		log_err("cannot add rule %s on '%s': cannot read the sources it covers: %m",
-		    desc, ifname);
-		goto out;
-	}
 	rule_ids_used(l.fd, used);
 	if (rules_publish(&l, &r)) {
 		log_err("cannot add rule %s on '%s': cannot publish the rule counts: %m", desc, ifname);
 		goto out;
 	}
-	if (rule_insert(l.fd, &r, used)) {
+	if (rule_insert(l.fd, &r, used, &l)) {
 		if (errno == EEXIST)
 			log_err("cannot add rule %s on '%s': that prefix has a rule "
 				"(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
@@ -68,11 +62,9 @@ static int rule_add(int argc, char **argv)
 		goto out;
 	}
 	fault_point("rule add: inserted (committed)");
-	rule_held_close(&l, &held);
 	printf("xdp-rl: %s: added rule %s\n", ifname, desc);
 	ret = EXIT_DONE;
 out:
-	rule_held_free(&held);
 	limiter_close(&l);
 	return ret;
 }
@@ -80,7 +72,6 @@ out:
 static int rule_del(int argc, char **argv)
 {
 	char pfx[INET6_ADDRSTRLEN + 8];
-	struct holding held = {};
 	struct rule_spec r = {};
 	const char *e, *ifname;
 	struct limiter l;
@@ -98,11 +89,6 @@ static int rule_del(int argc, char **argv)
 	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
-	if (rule_held_collect(&l, &r, &held)) {
-		log_err("cannot delete rule %s on '%s': cannot read the sources it covers: %m",
-		    pfx, ifname);
-		goto out;
-	}
 	rc = rule_delete(l.fd, &r);
 	if (rc) {
 		if (errno == ENOENT)
@@ -118,11 +104,9 @@ static int rule_del(int argc, char **argv)
 		log_err("deleted rule %s on '%s', but cannot publish the rule counts: %m", pfx, ifname);
 		goto out;
 	}
-	rule_held_close(&l, &held);
 	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
 	ret = EXIT_DONE;
 out:
-	rule_held_free(&held);
 	limiter_close(&l);
 	return ret;
 }

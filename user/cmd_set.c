@@ -47,7 +47,7 @@ const struct cmd_spec cmd_set_spec = {
 static int cmd_set(int argc, char **argv)
 {
 	struct settings s = {};
-	struct xdp_rl_live next, prev;
+	struct xdp_rl_live next;
 	struct limiter l;
 	const char *ifname;
 	char desc[256];
@@ -111,15 +111,25 @@ static int cmd_set(int argc, char **argv)
 	}
 	/* Recounted: a rule change that was killed may have left a count too high. */
 	rules_count(l.fd, &next.nrules4, &next.nrules6);
-	live_finish(&next, rules_min_window(l.fd), limiter_live(&l), 0);
+	/*
+	 * A change in the number of layers is a new limit set: every key
+	 * starts afresh under it (I3, bpf/window.h), so that a layer dropped
+	 * and put back later does not come back with its old count.
+	 */
+	if (next.nlayers != limiter_live(&l)->nlayers) {
+		if (l.cfg.next_lsid >= XDP_RL_LSID_MAX) {
+			log_err("cannot change settings on '%s': it has used every limit set id "
+				"(load again with --force)", ifname);
+			goto out;
+		}
+		next.lsid = l.cfg.next_lsid++;
+	}
+	live_finish(&next, rules_min_window(l.fd), rules_max_window(l.fd), limiter_live(&l), 0);
 
-	prev = *limiter_live(&l);
 	if (limiter_publish(&l, &next)) {
 		log_err("cannot change settings on '%s': %m", ifname);
 		goto out;
 	}
-	if (next.nlayers < prev.nlayers)
-		close_dropped_layers(&l, next.nlayers, prev.nlayers);
 	live_describe(&next, l.cfg.fixed.bytes, desc, sizeof(desc));
 	printf("xdp-rl: %s: %s\n", ifname, desc);
 	r = EXIT_DONE;

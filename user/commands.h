@@ -12,6 +12,7 @@ extern const struct cmd_spec cmd_status_spec;
 extern const struct cmd_spec cmd_stats_spec;
 extern const struct cmd_spec cmd_get_spec;
 extern const struct cmd_spec cmd_reset_spec;
+extern const struct cmd_spec cmd_charge_spec;
 extern const struct cmd_spec cmd_top_spec;
 extern const struct cmd_spec cmd_rule_spec;
 

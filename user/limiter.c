@@ -66,6 +66,7 @@
 const char *const pin_names[PIN_MAX] = {
 	[PIN_LINK] = XDP_RL_PIN_LINK,
 	[PIN_PROG] = XDP_RL_PIN_PROG,
+	[PIN_ADMIN] = XDP_RL_PIN_ADMIN,
 	XDP_RL_MAPS(PIN_MAP_NAME)
 };
 #undef PIN_MAP_NAME
@@ -361,6 +362,12 @@ int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter 
 int pin_is_v6(int id)
 {
 	return id == PIN_SRC6 || id == PIN_AGG6;
+}
+
+int pin_table(int id)
+{
+	return id == PIN_SRC4 ? XDP_RL_T_SRC4 : id == PIN_SRC6 ? XDP_RL_T_SRC6 :
+	       id == PIN_AGG4 ? XDP_RL_T_AGG4 : XDP_RL_T_AGG6;
 }
 
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what)

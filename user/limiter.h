@@ -14,16 +14,20 @@
 #include "xdp_rl.h"
 #include "mtable.h"
 
-/* Everything a limiter pins in its folder: the link, the program, then every map. */
+/*
+ * Everything a limiter pins in its folder: the link, the program, its admin
+ * entry point (bpf/admin.h), then every map.
+ */
 #define PIN_MAP_ENUM(id, name, kind) PIN_##id,
 enum pin_id {
 	PIN_LINK,
 	PIN_PROG,
+	PIN_ADMIN,
 	XDP_RL_MAPS(PIN_MAP_ENUM)
 	PIN_MAX,
 };
 #undef PIN_MAP_ENUM
-#define PIN_FIRST_MAP (PIN_PROG + 1)
+#define PIN_FIRST_MAP (PIN_ADMIN + 1)
 
 /* The pin name of each (a map's is its name in the program). */
 extern const char *const pin_names[PIN_MAX];
@@ -91,6 +95,8 @@ int sync_programs(void);
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what);
 /* Whether the table pinned as @id holds IPv6 keys. */
 int pin_is_v6(int id);
+/* The program's name for the table pinned as @id (enum xdp_rl_table). */
+int pin_table(int id);
 
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);

@@ -69,15 +69,19 @@ static int same_limits(const struct xdp_rl_live *a, const struct xdp_rl_live *b)
  * lasts its length to within two ticks (the tick, and the base measured at
  * load), 0.8% at most.
  */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window, __u64 rules_max_window,
 		 const struct xdp_rl_live *prev, int rules_changed)
 {
 	__u64 tick = coarse_tick_ns(), shortest = rules_min_window;
 	__u32 i;
 
-	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++)
+	live->max_window_ns = rules_max_window;
+	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		if (!shortest || live->layer[i].window_ns < shortest)
 			shortest = live->layer[i].window_ns;
+		if (live->layer[i].window_ns > live->max_window_ns)
+			live->max_window_ns = live->layer[i].window_ns;
+	}
 	if (live->new_sources.limit && live->new_sources.window_ns < shortest)
 		shortest = live->new_sources.window_ns;
 	if (!prev || rules_changed || !same_limits(prev, live))

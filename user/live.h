@@ -23,11 +23,12 @@ const char *live_clock_name(const struct xdp_rl_live *live);
 
 /*
  * Derived settings (the clock, the TAI offset, when the limits last
- * changed), before publishing @live. @rules_min_window is the shortest
+ * changed, the longest window in force), before publishing @live.
+ * @rules_min_window and @rules_max_window are the shortest and longest
  * window of any rule (0: none); @prev is what runs now (NULL for a new
  * limiter); @rules_changed says the rules changed too.
  */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window,
+void live_finish(struct xdp_rl_live *live, __u64 rules_min_window, __u64 rules_max_window,
 		 const struct xdp_rl_live *prev, int rules_changed);
 
 /* Human-readable summary: "1000 packets per 1s window, per key". */

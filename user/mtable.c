@@ -59,7 +59,7 @@ struct xdp_rl_state *mt_windows(const struct mtable *t, struct xdp_rl_slot *s)
 	return (void *)((char *)s + xdp_rl_slot_head(t->v6));
 }
 
-int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4])
+int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4], __u32 *lsid)
 {
 	__u64 tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
 
@@ -70,13 +70,14 @@ int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4])
 		memcpy(k, s + 1, 16);
 	else
 		k[0] = tag >> 32;
+	*lsid = xdp_rl_tag_lsid(tag);
 	return 1;
 }
 
-struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4])
+struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid)
 {
-	__u64 h = xdp_rl_hash(k, t->v6, t->seed), tag = xdp_rl_tag(k, t->v6, h);
-	__u32 b[2], key[4], i, j;
+	__u64 h = xdp_rl_hash(k, t->v6, lsid, t->seed), tag = xdp_rl_tag(k, t->v6, lsid, h);
+	__u32 b[2], key[4], i, j, l;
 	struct xdp_rl_slot *s;
 
 	xdp_rl_bucket_pair(h, t->nbuckets, &b[0], &b[1]);
@@ -84,34 +85,20 @@ struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4])
 		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
 			s = mt_slot(t, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j);
 			if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag &&
-			    mt_key(t, s, key) && !memcmp(key, k, t->v6 ? 16 : 4))
+			    mt_key(t, s, key, &l) && !memcmp(key, k, t->v6 ? 16 : 4))
 				return s;
 		}
 	}
 	return NULL;
 }
 
-void mt_close_windows(const struct mtable *t, struct xdp_rl_slot *s)
+void mt_read_windows(const struct mtable *t, struct xdp_rl_slot *s, struct xdp_rl_state *w)
 {
-	mt_close_layers(t, s, 0, t->layers);
-}
-
-/* window_close in bpf/window.h, with the compiler's atomics. */
-void mt_close_layers(const struct mtable *t, struct xdp_rl_slot *s, __u32 from, __u32 to)
-{
-	struct xdp_rl_state *w = mt_windows(t, s);
-	__u64 e, c;
+	struct xdp_rl_state *src = mt_windows(t, s);
 	__u32 i;
-	int tries;
 
-	for (i = from; i < to && i < t->layers; i++) {
-		for (tries = 0; tries < 64; tries++) {
-			e = __atomic_load_n(&w[i].expires_gen, __ATOMIC_SEQ_CST);
-			c = __atomic_load_n(&w[i].count_gen, __ATOMIC_SEQ_CST);
-			if (__atomic_compare_exchange_n(&w[i].expires_gen, &e,
-							c >> XDP_RL_COUNT_BITS, 0,
-							__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-				break;
-		}
+	for (i = 0; i < t->layers; i++) {
+		w[i].start_gen = __atomic_load_n(&src[i].start_gen, __ATOMIC_ACQUIRE);
+		w[i].count_gen = __atomic_load_n(&src[i].count_gen, __ATOMIC_ACQUIRE);
 	}
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * mtable.h - a source table mapped from user space: in place (the tables are
- * mmapable arrays), read without copying, and changed only with the same
- * atomic steps the datapath takes (bpf/table.h, bpf/window.h). Bottom
- * layer: depends on nothing else of xdp-rl but the shared header.
+ * mmapable arrays), read without copying. Never written from user space:
+ * the program changes a slot for xdp-rl (bpf/admin.h, user/admin.h).
+ * Bottom layer: depends on nothing else of xdp-rl but the shared header.
  */
 #ifndef XDP_RL_MTABLE_H
 #define XDP_RL_MTABLE_H
@@ -32,16 +32,16 @@ void mt_unmap(struct mtable *t);
 /* Slot @i (0 .. nbuckets * XDP_RL_BUCKET_SLOTS - 1). */
 struct xdp_rl_slot *mt_slot(const struct mtable *t, __u64 i);
 __u64 mt_nslots(const struct mtable *t);
-/* The key a live slot holds: k[0] for IPv4 tables; 0 if the slot is not live. */
-int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4]);
+/*
+ * The key a live slot holds: k[0] for IPv4 tables, and the limit set it is
+ * charged under in *lsid; 0 if the slot is not live.
+ */
+int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4], __u32 *lsid);
 struct xdp_rl_state *mt_windows(const struct mtable *t, struct xdp_rl_slot *s);
 
-/* The live slot of @k (as the datapath keys it), or NULL. */
-struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4]);
-
-/* End every window of @s now, as the datapath does when a slot changes hands. */
-void mt_close_windows(const struct mtable *t, struct xdp_rl_slot *s);
-/* ... or those of layers [@from, @to) only. */
-void mt_close_layers(const struct mtable *t, struct xdp_rl_slot *s, __u32 from, __u32 to);
+/* The live slot of @k under limit set @lsid (as the datapath keys it), or NULL. */
+struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid);
+/* A copy of @s's windows (t->layers of them), read whole, each word atomically. */
+void mt_read_windows(const struct mtable *t, struct xdp_rl_slot *s, struct xdp_rl_state *w);
 
 #endif

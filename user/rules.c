@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "admin.h"
 #include "caps.h"
 #include "live.h"
 #include "log.h"
@@ -248,7 +249,12 @@ static int mark_id(const struct rule_spec *r, void *ctx)
 	return 0;
 }
 
-static int zero_id(const int *fd, __u32 id)
+/*
+ * A rule id about to be used again starts with empty counters and budget.
+ * In a running limiter the budget is closed by the program (its windows'
+ * generations move on, admin.h); in maps no program runs yet, zeros.
+ */
+static int zero_id(const int *fd, __u32 id, const struct limiter *l)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct xdp_rl_rule_hits *h;
@@ -258,10 +264,13 @@ static int zero_id(const int *fd, __u32 id)
 	h = calloc(ncpu > 0 ? ncpu : 1, sizeof(*h));
 	if (!h)
 		return -1;
-	r = bpf_map_update_elem(fd[PIN_RULE_HITS], &id, h, 0) ||
-	    bpf_map_update_elem(fd[PIN_SHARED], &id, &zero, 0);
+	r = bpf_map_update_elem(fd[PIN_RULE_HITS], &id, h, 0);
 	free(h);
-	return r ? -1 : 0;
+	if (r)
+		return -1;
+	if (l)
+		return admin_reset_shared(l, id, 0, XDP_RL_MAX_LAYERS, 0, NULL) < 0 ? -1 : 0;
+	return bpf_map_update_elem(fd[PIN_SHARED], &id, &zero, 0) ? -1 : 0;
 }
 
 static void rule_key(const struct rule_spec *r, struct xdp_rl_rule_key4 *k4,
@@ -278,7 +287,7 @@ void rule_ids_used(const int *fd, rule_ids used)
 	rules_foreach(fd, mark_id, used);
 }
 
-int rule_insert(const int *fd, struct rule_spec *r, rule_ids used)
+int rule_insert(const int *fd, struct rule_spec *r, rule_ids used, const struct limiter *l)
 {
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
@@ -292,7 +301,7 @@ int rule_insert(const int *fd, struct rule_spec *r, rule_ids used)
 		return -1;
 	}
 	r->rule.id = id;
-	if (zero_id(fd, id))
+	if (zero_id(fd, id, l))
 		return -1;
 	rule_key(r, &k4, &k6);
 	if (r->addr.family == AF_INET)
@@ -330,6 +339,25 @@ static int min_window(const struct rule_spec *r, void *ctx)
 		if (!*m || r->rule.layer[i].window_ns < *m)
 			*m = r->rule.layer[i].window_ns;
 	return 0;
+}
+
+static int max_window(const struct rule_spec *r, void *ctx)
+{
+	__u64 *m = ctx;
+	__u32 i;
+
+	for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS; i++)
+		if (r->rule.layer[i].window_ns > *m)
+			*m = r->rule.layer[i].window_ns;
+	return 0;
+}
+
+__u64 rules_max_window(const int *fd)
+{
+	__u64 m = 0;
+
+	rules_foreach(fd, max_window, &m);
+	return m;
 }
 
 __u64 rules_min_window(const int *fd)
@@ -389,99 +417,10 @@ void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "");
 }
 
-/* ---- the layers in force, across a rule change ------------------------------ */
-
-/*
- * A slot's windows beyond the layers in force for its key are kept closed:
- * when a change leaves a key fewer layers, those it dropped are closed, so
- * that one put back later starts empty rather than with its old count.
- * `set` does this for the limit's layers; rule changes do it here, for the
- * keys inside the rule's prefix. (A key is the source masked to
- * --v4-prefix/--v6-prefix; its rule is looked up as the datapath looks up a
- * source's, which for sources finer than the key may differ: they share
- * the key's windows.)
- */
-/* The layers charged to key @k (a table key, PIN_SRC4/6 @id) under the rules now. */
-static __u32 key_layers(const struct limiter *l, int id, const __u32 k[4])
-{
-	struct xdp_rl_rule_key4 k4 = { .prefixlen = 32, .addr = k[0] };
-	struct xdp_rl_rule_key6 k6 = { .prefixlen = 128 };
-	int v6 = id == PIN_SRC6;
-	struct xdp_rl_rule r;
-
-	memcpy(k6.addr, k, sizeof(k6.addr));
-	if (bpf_map_lookup_elem(l->fd[v6 ? PIN_RULES6 : PIN_RULES4], v6 ? (void *)&k6 : (void *)&k4,
-				&r))
-		return limiter_live(l)->nlayers;
-	/* allow, deny and --shared leave the key's own windows unused. */
-	return r.action == XDP_RL_RULE_LIMIT && !(r.flags & XDP_RL_RULE_F_SHARED) ? r.nlayers : 0;
-}
-
-/* Before a change of the rule for @p: the keys inside it and their layers in force. */
-int rule_held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h)
-{
-	int id = p->addr.family == AF_INET ? PIN_SRC4 : PIN_SRC6;
-	struct ip_addr a = { .family = p->addr.family };
-	struct xdp_rl_slot *s;
-	struct mtable t;
-	struct held *v;
-	__u64 i;
-
-	if (limiter_table(l, id, &t, "cannot read the sources of"))
-		return -1;
-	for (i = 0; i < mt_nslots(&t); i++) {
-		s = mt_slot(&t, i);
-		if (!mt_key(&t, s, (__u32 *)a.bytes))
-			continue;
-		mask_addr(&a, p->prefix);
-		if (memcmp(a.bytes, p->addr.bytes, sizeof(a.bytes)))
-			continue;
-		if (h->n == h->cap) {
-			h->cap = h->cap ? 2 * h->cap : 256;
-			v = realloc(h->v, h->cap * sizeof(*v));
-			if (!v) {
-				mt_unmap(&t);
-				errno = ENOMEM;
-				return -1;
-			}
-			h->v = v;
-		}
-		v = &h->v[h->n++];
-		v->id = id;
-		v->slot = i;
-		mt_key(&t, s, v->key);
-		v->layers = key_layers(l, id, v->key);
-	}
-	mt_unmap(&t);
-	return 0;
-}
-
-/* After it: close the layers each key held that it has no longer. */
-void rule_held_close(const struct limiter *l, const struct holding *h)
-{
-	struct xdp_rl_slot *s;
-	struct mtable t;
-	__u32 k[4], now;
-	size_t i;
-
-	if (!h->n || limiter_table(l, h->v[0].id, &t, "warning: cannot clear the layers dropped on"))
-		return;
-	for (i = 0; i < h->n; i++) {
-		s = mt_slot(&t, h->v[i].slot);
-		/* Skip a slot that has passed to another key since. */
-		if (!mt_key(&t, s, k) || memcmp(k, h->v[i].key, sizeof(k)))
-			continue;
-		now = key_layers(l, h->v[i].id, k);
-		if (now < h->v[i].layers)
-			mt_close_layers(&t, s, now, h->v[i].layers);
-	}
-	mt_unmap(&t);
-}
-
-int rules_publish(struct limiter *l, const struct rule_spec *adding)
+int rules_publish(struct limiter *l, struct rule_spec *adding)
 {
 	struct xdp_rl_live live = *limiter_live(l);
-	__u64 shortest = rules_min_window(l->fd);
+	__u64 shortest = rules_min_window(l->fd), longest = rules_max_window(l->fd);
 
 	rules_count(l->fd, &live.nrules4, &live.nrules6);
 	if (adding) {
@@ -490,15 +429,16 @@ int rules_publish(struct limiter *l, const struct rule_spec *adding)
 		else
 			live.nrules4++;
 		min_window(adding, &shortest);
+		max_window(adding, &longest);
+		/* Its own limit set: no window is charged under two (include/xdp_rl.h). */
+		if (l->cfg.next_lsid >= XDP_RL_LSID_MAX) {
+			errno = EOVERFLOW;
+			return -1;
+		}
+		adding->rule.lsid = l->cfg.next_lsid++;
 	}
-	live_finish(&live, shortest, limiter_live(l), 1);
+	live_finish(&live, shortest, longest, limiter_live(l), 1);
 	return limiter_publish(l, &live);
-}
-
-void rule_held_free(struct holding *h)
-{
-	free(h->v);
-	memset(h, 0, sizeof(*h));
 }
 
 int rule_delete(const int *fd, const struct rule_spec *r)

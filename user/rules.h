@@ -46,28 +46,33 @@ int rules_foreach(const int *fd, rule_fn fn, void *ctx);
 /* Mark the ids of the rules in the tries of @fd in @used. */
 void rule_ids_used(const int *fd, rule_ids used);
 /*
- * Insert @r with an id free in @used (which it then marks) into the tries of
- * @fd (PIN_* indexed), zeroing its counters and shared windows first.
+ * Insert @r (its lsid set) with an id free in @used (which it then marks)
+ * into the tries of @fd (PIN_* indexed), its counters zeroed and its shared
+ * budget started afresh first: by the program of @l if it runs (admin.h),
+ * else in the maps.
  * Returns 0, or -1 with errno (EEXIST if the prefix has a rule, ENOSPC if no
  * id is free: the table holds XDP_RL_MAX_RULES).
  */
-int rule_insert(const int *fd, struct rule_spec *r, rule_ids used);
+int rule_insert(const int *fd, struct rule_spec *r, rule_ids used, const struct limiter *l);
 /* Delete the rule for @r's prefix: 0, or -1 with errno (ENOENT: none). */
 int rule_delete(const int *fd, const struct rule_spec *r);
 
 /* The shortest window of any rule (0 if none), for the clock choice. */
 __u64 rules_min_window(const int *fd);
+/* The longest window of any rule (0 if none). */
+__u64 rules_max_window(const int *fd);
 /* Rules per family. */
 void rules_count(const int *fd, __u32 *n4, __u32 *n6);
 /*
  * The rule counts and the clock choice for the rules in the tries go live,
- * counting @adding too (NULL: none), a rule about to be inserted. The
+ * counting @adding too (NULL: none), a rule about to be inserted, which is
+ * given its limit set (the config's next_lsid, published with it). The
  * datapath looks rules up only while a count says there are some, so a
  * count is published before a rule is inserted, and after one is deleted:
  * a kill between the two leaves a count too high, which costs a lookup
  * that finds nothing, never a rule that is not enforced.
  */
-int rules_publish(struct limiter *l, const struct rule_spec *adding);
+int rules_publish(struct limiter *l, struct rule_spec *adding);
 
 /* The rule for address @a (longest prefix), copied into @r; NULL if none. */
 const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
@@ -81,29 +86,5 @@ void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id,
 
 /* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);
-
-/*
- * The layers in force across a rule change. A slot's windows beyond the
- * layers in force for its key are kept closed: when a change leaves a key
- * fewer layers, those it dropped are closed, so that one put back later
- * starts empty rather than with its old count. rule_held_collect notes, before
- * the change of the rule for @p, the keys inside its prefix and their
- * layers; rule_held_close, after it, closes what each no longer has.
- */
-struct held {
-	int id;		/* PIN_SRC4 or PIN_SRC6 */
-	__u64 slot;
-	__u32 key[4];
-	__u32 layers;	/* in force before the change */
-};
-
-struct holding {
-	struct held *v;
-	size_t n, cap;
-};
-
-int rule_held_collect(const struct limiter *l, const struct rule_spec *p, struct holding *h);
-void rule_held_close(const struct limiter *l, const struct holding *h);
-void rule_held_free(struct holding *h);
 
 #endif

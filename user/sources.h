@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * sources.h - the windows a limiter keeps, as a model: a source's (or a
- * /24 or /48 aggregate's, or a --shared rule's) windows under the limits
- * that apply to it, found by address, walked for `top` and `status`, and
- * forgotten by `reset`.
+ * sources.h - the windows a limiter keeps, as a model: a key's windows (a
+ * source's, a /24 or /48 aggregate's) under the limit set it is charged
+ * under, or a --shared rule's budget; found by address, walked for `top`
+ * and `status`, and reset or charged through the program (admin.h).
+ *
+ * A key is a masked address and a limit set (include/xdp_rl.h): the global
+ * limits' set, or a rule's. Sources under different limits keep separate
+ * windows even when their masked addresses are the same; a key whose limit
+ * set nothing uses any more (a deleted rule's, the global limits' before
+ * their number of layers changed) limits nobody, and is not shown.
  */
 #ifndef XDP_RL_SOURCES_H
 #define XDP_RL_SOURCES_H
@@ -12,16 +18,40 @@
 #include "options.h"
 #include "rules.h"
 
+/* The limits in force, by limit set id: the global ones and each rule's. */
+struct limit_sets {
+	const struct limiter *l;
+	struct rule_spec *rules;	/* per-source and --shared rules, by lsid */
+	size_t n;
+};
+
+/* What a limit set is: the global limits (rule NULL), or a rule's. */
+struct limit_set {
+	const struct rule_spec *rule;
+	__u32 n;
+	const struct xdp_rl_layer *lay;
+};
+
+int limit_sets_load(const struct limiter *l, struct limit_sets *ls);
+void limit_sets_free(struct limit_sets *ls);
+/* The limits of @lsid into *set: 1, or 0 if no limit in force uses it. */
+int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *set);
+
 /* One key as shown to users: its windows, under the limits that apply to it. */
 struct source {
 	struct ip_addr key;
 	unsigned int prefix;
+	__u32 lsid;
 	const char *kind;		/* NULL: a source; "aggregate"; "shared": a rule's budget */
-	const struct xdp_rl_rule *rule;	/* the rule that matched, if any */
+	struct ip_addr rule;		/* the rule whose limits apply, if any */
+	unsigned int rule_prefix;
+	int has_rule;
 	__u32 nlayers;
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
 	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS];	/* 0 if the window has ended */
+	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
+	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
 	/*
 	 * Whether every open window began after the limits last changed: only
 	 * then do a count and the limit say what passed and what was dropped.
@@ -39,27 +69,15 @@ int source_open(const struct source *s);
 void source_fill(struct source *src, const struct xdp_rl_state *st,
 		 const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now, __u64 since);
 
-/*
- * An entry of the table pinned as @id: a source (its key, and the layers of
- * its rule or the global ones), or in an aggregate table the /24 or /48
- * budget that new sources refused a slot share. The rule is the one for
- * @asked, the address as the datapath looks it up (a key is masked; the
- * sources in it may match other rules), or for the key if NULL; it is
- * copied into @rbuf.
- */
-void source_from(struct source *src, int id, const void *key, const struct xdp_rl_state *st,
-		 const struct limiter *l, __u64 now, const struct ip_addr *asked,
-		 struct xdp_rl_rule *rbuf);
-
 typedef int (*source_fn)(const struct source *src, void *ctx);
 
 /*
- * Call @fn for every entry of the table pinned as @id with a window still
- * open. Returns 0, 1 if @fn asked to stop, -1 if the table cannot be read
- * (said on stderr).
+ * Call @fn for every key of the table pinned as @id with a window still
+ * open under limits in force. Returns 0, 1 if @fn asked to stop, -1 if the
+ * table cannot be read (said on stderr).
  */
 int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx);
-/* The entries of the table pinned as @id with an open window (0 if it cannot be read). */
+/* The keys of the table pinned as @id with an open window (0 if it cannot be read). */
 __u64 sources_open(const struct limiter *l, int id);
 /* The budget of the --shared rule @r, read into @src; 0 if it has none. */
 int shared_read(const struct limiter *l, const struct rule_spec *r, struct source *src);
@@ -73,29 +91,35 @@ int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx);
 /* "packets" or "bytes": what the limiter counts. */
 const char *limiter_unit(const struct limiter *l);
 
-/* The key @a maps to under the limiter's prefixes (masked in place); the table holding it. */
-int source_key(const struct limiter *l, struct ip_addr *a, __u32 k[4]);
-/* The /24 or /48 aggregate window @a is charged to when refused a slot; its table. */
-int agg_key(const struct ip_addr *a, struct ip_addr *agg, __u32 k[4]);
-/*
- * The windows of @k in the table pinned as @id, copied to @w (room for
- * XDP_RL_MAX_LAYERS); with @forget, closed as well (`reset`). 1 if it has
- * a slot, 0 if not, -1 if the table cannot be read (said on stderr).
- */
-int source_windows(const struct limiter *l, int id, const __u32 k[4], struct xdp_rl_state *w,
-		   int forget);
+/* What limits an address: a key's windows, a --shared rule's budget, or a rule outright. */
+enum target_kind { TARGET_KEY, TARGET_SHARED, TARGET_ALLOW, TARGET_DENY };
 
-/* Close every window of the table pinned as @id; add those that were open to *n. */
-int forget_table(const struct limiter *l, int id, __u64 *n);
-/* Start the budget of the --shared rule @r afresh; add 1 to *n if it was open. */
-int shared_forget(const struct limiter *l, const struct rule_spec *r, __u64 *n);
-/* Close every window: sources, aggregates and shared budgets. -1 with errno on failure. */
+struct target {
+	enum target_kind kind;
+	int id;				/* TARGET_KEY: PIN_SRC4 .. PIN_AGG6 */
+	__u32 k[4];			/* the key, as the datapath keys it */
+	__u32 lsid;
+	struct ip_addr key;		/* the key as an address, and its prefix */
+	unsigned int prefix;
+	struct xdp_rl_rule rule;	/* the rule, if has_rule */
+	int has_rule;
+	struct ip_addr rule_addr;	/* the rule's prefix */
+	unsigned int rule_prefix;
+	__u32 n;			/* its layers */
+	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
+};
+
+/* The source key address @a is charged to under the limits in force (not its aggregate). */
+void target_of(const struct limiter *l, const struct ip_addr *a, struct target *t);
+/* The /24 or /48 aggregate window @a is charged to when refused a slot. */
+void target_aggregate(const struct limiter *l, const struct ip_addr *a, struct target *t);
+/*
+ * The windows of target @t into @src. 1 if it has a slot (or is a shared
+ * budget), 0 if not, -1 if the table cannot be read (said on stderr).
+ */
+int target_read(const struct limiter *l, const struct target *t, struct source *src);
+
+/* Close every window: sources, aggregates and shared budgets; *n: how many were open. */
 int forget_all(const struct limiter *l, __u64 *n);
-
-/*
- * After `set` left fewer layers in force (@from of @to): close the windows
- * of the layers dropped, so that a layer put back later starts empty.
- */
-void close_dropped_layers(const struct limiter *l, __u32 from, __u32 to);
 
 #endif

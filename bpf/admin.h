@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * admin.h - what user space asks of the program: `reset`, `reset --count`,
+ * `charge`, and closing windows that no limit uses any more. User space
+ * never writes a window or a slot itself: it runs the program's `admin`
+ * entry point with BPF_PROG_TEST_RUN, one request per run (struct
+ * xdp_rl_admin, in the frame), so that every change goes through the same
+ * atomic steps as a packet's, in the kernel, where it cannot be preempted
+ * half way.
+ *
+ * A key's windows are changed only under a proof that the slot still holds
+ * that key, made in the same atomic step as taking it: under the key's
+ * insert lock (no other CPU inserts the key meanwhile), the slot's tag is
+ * swapped from the key's to BUSY (table.h's step 1). While it is BUSY no
+ * insert can take the slot, and a packet of the key that charged it
+ * meanwhile sees the tag changed and takes its charge back; packets of the
+ * key that look for it then wait on the insert lock and find it again once
+ * the tag is back. The windows move to their next generation (window.h's
+ * I2), so a charge prepared on an earlier read lands in none of them.
+ * (With --new-sources exhausted, a packet of the key that finds it BUSY in
+ * those microseconds is handled as a new source would be: by the policy.)
+ */
+#ifndef XDP_RL_ADMIN_H
+#define XDP_RL_ADMIN_H
+
+#include "maps.h"
+#include "window.h"
+#include "table.h"
+#include "layers.h"
+
+/*
+ * Start window @s afresh holding @count from now (window.h's I2 and I5):
+ * its count moves to the next generation, then it is given a start read
+ * after that swap. Outside the insert lock (the clock is a helper call).
+ */
+static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct window_clock *clk,
+					    __u64 window_ns, __u64 count)
+{
+	__u64 e, c, g;
+	int i;
+
+	for (i = 0; i < WINDOW_TRIES; i++) {
+		e = READ_ONCE(s->start_gen);
+		c = READ_ONCE(s->count_gen);
+		g = (xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK;
+		if (__sync_val_compare_and_swap(&s->count_gen, c, (g << XDP_RL_COUNT_BITS) | count) != c)
+			continue;
+		__sync_val_compare_and_swap(&s->start_gen, e, window_start_now(clk, window_ns, g));
+		return;
+	}
+}
+
+/* The layers [@from, @to) of a request, cut to what a slot has room for. */
+static __always_inline int admin_layer(const struct xdp_rl_admin *rq, int i, __u32 room)
+{
+	return (__u32)i >= rq->from && (__u32)i < rq->to && (__u32)i < room;
+}
+
+/*
+ * Under the key's insert lock, claim the slot of @key in buckets @bk1/@bk2
+ * (BUSY), close the windows of the request's layers (count 0) or move them
+ * to their next generation holding rq->count, and give the slot back.
+ * Returns the slot (for the starts to be set after the lock), or NULL if
+ * the key has none.
+ */
+static __always_inline struct xdp_rl_slot *admin_close_key(void *bk1, void *bk2,
+							   struct xdp_rl_lock *lk, const int v6,
+							   const struct table_key *key,
+							   const struct table_pos *pos,
+							   const struct xdp_rl_admin *rq)
+{
+	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
+	struct xdp_rl_slot *s = NULL;
+	struct xdp_rl_state *st;
+	__u64 busy;
+	__u32 at;
+	int i;
+
+	busy = (pos->tag & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_BUSY;
+	bpf_spin_lock(&lk->lock);
+	if (bucket_match(bk1, v6, key, pos->tag, &at))
+		s = bk1 + (at % XDP_RL_BUCKET_SLOTS) * size;
+	else if (bucket_match(bk2, v6, key, pos->tag, &at))
+		s = bk2 + (at % XDP_RL_BUCKET_SLOTS) * size;
+	if (s && __sync_val_compare_and_swap(&s->tag, pos->tag, busy) == pos->tag) {
+		st = slot_states(s, v6);
+#pragma unroll
+		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+			if (admin_layer(rq, i, cfg_layers))
+				window_close(&st[i], rq->count);
+		__sync_val_compare_and_swap(&s->tag, busy, pos->tag);
+	} else {
+		s = NULL;
+	}
+	bpf_spin_unlock(&lk->lock);
+	return s;
+}
+
+/*
+ * RESET and CHARGE of a key in table @t (@map, @v6 constants). Returns
+ * the request's result.
+ */
+static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const int t, const int v6,
+				     const struct window_clock *clk, struct xdp_rl_stats *st)
+{
+	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
+	struct xdp_rl_state *w;
+	struct xdp_rl_slot *s;
+	struct xdp_rl_lock *lk;
+	struct table_pos pos;
+	struct charge ch;
+	void *bk1, *bk2;
+	__u64 opened = 0;
+	int i, try, op;
+	long at;
+
+	pos.tick = clock_ticks();
+	pos.now = clk->now;
+	pos.pad = 0;
+	table_pos(&pos, &key, v6, rq->lsid, cfg_buckets[t], cfg_seed);
+	for (try = 0; try < 2; try++) {
+		at = table_find(map, v6, &key, &pos);
+		if (at < 0 && (rq->op == XDP_RL_ADMIN_CHARGE || rq->count)) {
+			at = table_insert(t, &key, &pos, st);
+			if (at < 0)
+				return -1;
+		}
+		if (at < 0)
+			return 0;
+		s = table_slot(map, v6, at);
+		if (!s)
+			return -1;
+		w = slot_states(s, v6);
+		if (rq->op == XDP_RL_ADMIN_CHARGE) {
+			/* As a packet charges, without the limit check (layers.h). */
+			ch.held_from = 0;
+			ch.held_to = 0;
+#pragma unroll
+			for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+				if (!admin_layer(rq, i, cfg_layers))
+					continue;
+				op = 0;
+				window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i]);
+				opened += op;
+				ch.held_to = i + 1;
+			}
+			st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+			if (READ_ONCE(s->tag) != pos.tag) {
+				layers_undo(w, &ch, rq->from, ch.held_to, rq->count);
+				continue;	/* the slot passed to another key: again */
+			}
+			slot_touch(s, pos.tick);
+			return 1;
+		}
+		bk1 = bpf_map_lookup_elem(map, &pos.b1);
+		bk2 = bpf_map_lookup_elem(map, &pos.b2);
+		lk = bpf_map_lookup_elem(&locks, &pos.lock);
+		if (!bk1 || !bk2 || !lk)
+			return -1;
+		s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq);
+		if (!s)
+			continue;	/* it lost its slot meanwhile */
+		if (rq->count) {
+			w = slot_states(s, v6);
+#pragma unroll
+			for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+				if (!admin_layer(rq, i, cfg_layers))
+					continue;
+				/* Its start, now: as a turnover's, read after the swap. */
+				__sync_val_compare_and_swap(&w[i].start_gen, READ_ONCE(w[i].start_gen),
+							    window_start_now(clk, rq->window_ns[i],
+									     xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
+			}
+			slot_touch(s, pos.tick);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* RESET and CHARGE of a --shared rule's budget (no slot, no tag). */
+static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct window_clock *clk)
+{
+	struct xdp_rl_state *w;
+	__u32 id = rq->index;
+	__u64 gen;
+	int i, op;
+
+	w = bpf_map_lookup_elem(&shared, &id);
+	if (!w)
+		return -1;
+#pragma unroll
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if (!admin_layer(rq, i, XDP_RL_MAX_LAYERS))
+			continue;
+		op = 0;
+		if (rq->op == XDP_RL_ADMIN_CHARGE)
+			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &gen);
+		else if (rq->count)
+			window_reset_to(&w[i], clk, rq->window_ns[i], rq->count);
+		else
+			window_close(&w[i], 0);
+	}
+	return 1;
+}
+
+/*
+ * Close the request's layers of every key in bucket rq->index of table @t
+ * (`reset --all`, and the layers a limit stopped using), each under its
+ * own key's lock. Returns how many live slots it closed.
+ */
+static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, const int v6)
+{
+	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
+	struct xdp_rl_key6 *k6;
+	struct table_key key;
+	struct xdp_rl_lock *lk;
+	struct xdp_rl_slot *s;
+	struct xdp_rl_state *st;
+	__u64 tag, h, busy;
+	__u32 b = rq->index, j, lock;
+	int i, n = 0;
+	void *bk;
+
+	bk = bpf_map_lookup_elem(map, &b);
+	if (!bk)
+		return -1;
+#pragma unroll
+	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
+		s = bk + j * size;
+		tag = READ_ONCE(s->tag);
+		if ((tag & XDP_RL_TAG_FLAGS) != XDP_RL_TAG_LIVE)
+			continue;
+		key.k[0] = tag >> 32;
+		key.k[1] = key.k[2] = key.k[3] = 0;
+		if (v6) {
+			k6 = (void *)(s + 1);
+			key.k[0] = k6->addr[0];
+			key.k[1] = k6->addr[1];
+			key.k[2] = k6->addr[2];
+			key.k[3] = k6->addr[3];
+		}
+		h = xdp_rl_hash(key.k, v6, xdp_rl_tag_lsid(tag), cfg_seed);
+		lock = xdp_rl_lock_of(h);
+		lk = bpf_map_lookup_elem(&locks, &lock);
+		if (!lk)
+			continue;
+		busy = (tag & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_BUSY;
+		bpf_spin_lock(&lk->lock);
+		/* The tag names the key (IPv6: with its half hash; the key is checked too). */
+		if ((!v6 || (k6 = (void *)(s + 1), k6->addr[0] == key.k[0] && k6->addr[1] == key.k[1] &&
+			     k6->addr[2] == key.k[2] && k6->addr[3] == key.k[3])) &&
+		    __sync_val_compare_and_swap(&s->tag, tag, busy) == tag) {
+			st = slot_states(s, v6);
+#pragma unroll
+			for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+				if (admin_layer(rq, i, cfg_layers))
+					window_close(&st[i], 0);
+			__sync_val_compare_and_swap(&s->tag, busy, tag);
+			n++;
+		}
+		bpf_spin_unlock(&lk->lock);
+	}
+	return n;
+}
+
+SEC("xdp")
+int admin(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct xdp_rl_admin *rq = data;
+	struct window_clock clk;
+	struct xdp_rl_config *cfg;
+	struct xdp_rl_stats *st;
+	__u32 zero = 0;
+	int r = -1;
+
+	/* The request is read in place, in the frame: a copy would not fit the stack. */
+	if ((void *)(rq + 1) > data_end)
+		return XDP_ABORTED;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (!cfg || !st)
+		goto done;
+	clock_setup(&clk, clock_ticks(), live_of(cfg));
+	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET) {
+		switch (rq->table) {
+		case T_SRC4: r = admin_bucket(rq, &src4, 0); break;
+		case T_SRC6: r = admin_bucket(rq, &src6, 1); break;
+		case T_AGG4: r = admin_bucket(rq, &agg4, 0); break;
+		case T_AGG6: r = admin_bucket(rq, &agg6, 1); break;
+		}
+		goto done;
+	}
+	if (rq->op != XDP_RL_ADMIN_RESET && rq->op != XDP_RL_ADMIN_CHARGE)
+		goto done;
+	switch (rq->table) {
+	case T_SRC4: r = admin_key(rq, &src4, T_SRC4, 0, &clk, st); break;
+	case T_SRC6: r = admin_key(rq, &src6, T_SRC6, 1, &clk, st); break;
+	case T_AGG4: r = admin_key(rq, &agg4, T_AGG4, 0, &clk, st); break;
+	case T_AGG6: r = admin_key(rq, &agg6, T_AGG6, 1, &clk, st); break;
+	case T_SHARED: r = admin_shared(rq, &clk); break;
+	}
+done:
+	rq->result = r;
+	return XDP_PASS;
+}
+
+#endif /* XDP_RL_ADMIN_H */
