@@ -6,6 +6,7 @@
 #   make demo       a flood against a well-behaved source, in namespaces
 #   make bench      per-packet cost and memory (see README)
 #   make install    copy xdp-rl to $(PREFIX)/sbin
+#   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
 #   V=1             show the commands
 
 VERSION    := 0.1.0
@@ -78,23 +79,46 @@ $(BIN): $(USER_OBJ)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# The unit tests walk many sources with the bench's wrapper (tests/bench/wrap.bpf.c).
-$(BUILD)/tests/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
+# ---- make unit (tests/unit) ----
+# build/test_prog: the XDP program through BPF_PROG_TEST_RUN
+# (tests/unit/harness.c and every tests/unit/test_*.c), with its main() and
+# its assertions from tests/unit/unit.c. The harness walks many sources with
+# the bench's wrapper (tests/bench/wrap.bpf.c).
+UNIT_DIR       := $(BUILD)/tests
+UNIT_PROG_SRC  := tests/unit/harness.c $(wildcard tests/unit/test_*.c)
+UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
+# The CLI's objects below its commands (not main.c, cli.c, cmd_*.c) as an
+# archive: the test binary takes from it only the objects it needs (the
+# linker pulls a member only for a symbol), whatever they come to need.
+UNIT_LIB       := $(UNIT_DIR)/libxdp-rl.a
+UNIT_LIB_OBJ   := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_%.o,\
+                               $(USER_OBJ))
+
+$(UNIT_DIR)/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
 		-Wno-missing-field-initializers -c $< -o $@
 
-$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/mtable.o $(BUILD)/user/skel.o
+$(UNIT_LIB): $(UNIT_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(UNIT_BIN): $(UNIT_PROG_OBJ) $(UNIT_LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
--include $(USER_OBJ:.o=.d) $(BUILD)/tests/test_prog.d
+-include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d)
 
 test: unit e2e
 
+# make unit T=NAME (or T="NAME NAME", T=NAME,NAME): those tests alone.
+comma := ,
+UNIT_T := $(strip $(subst $(comma), ,$(T)))
+
 unit: $(UNIT_BIN)
-	$(Q)$(UNIT_BIN)
+	$(Q)$(UNIT_BIN) $(UNIT_T)
 
 e2e: $(BIN)
 	$(Q)$(PYTHON) -m pytest -q tests/e2e
