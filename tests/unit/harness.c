@@ -78,6 +78,7 @@ void env_free(struct env *e)
 {
 	mt_unmap(&e->t4);
 	mt_unmap(&e->t6);
+	/* e->lim borrows the skeleton's config map: nothing of its own to close. */
 	xdp_rl__destroy(e->skel);
 	e->skel = NULL;
 }
@@ -92,10 +93,12 @@ int env_load(struct env *e, const struct load_opts *o)
 		.max_layers = o->layers ? o->layers : 1,
 		.seed = TEST_SEED,
 	};
-	int err;
+	int i, err;
 
 	libbpf_set_print(NULL);
 	memset(e, 0, sizeof(*e));
+	for (i = 0; i < PIN_MAX; i++)
+		e->lim.fd[i] = -1;
 	e->skel = xdp_rl__open();
 	if (!e->skel)
 		return -1;
@@ -103,6 +106,10 @@ int env_load(struct env *e, const struct load_opts *o)
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
 	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, f.max_layers, f.seed) ||
 	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, f.max_layers, f.seed))
+		goto fail;
+	/* The limiter xdp-rl would open: what env_live publishes through. */
+	e->lim.fd[PIN_CONFIG] = bpf_map__fd(e->skel->maps.config);
+	if (limiter_read_config(&e->lim))
 		goto fail;
 	e->prog_fd = bpf_program__fd(e->skel->progs.xdp_rl);
 	e->skel->bss->fake_now_ns = 1000 * SEC_NS;
@@ -144,16 +151,8 @@ int env_open_at(const char *file, int line, struct env *e, const struct load_opt
 
 void env_live(struct env *e, const struct xdp_rl_live *live)
 {
-	struct xdp_rl_config c;
-	__u32 zero = 0, spare;
-	int fd = bpf_map__fd(e->skel->maps.config);
-
-	bpf_map_lookup_elem(fd, &zero, &c);
-	spare = !(c.active & 1);
-	c.slot[spare] = *live;
-	bpf_map_update_elem(fd, &zero, &c, 0);
-	c.active = spare;
-	bpf_map_update_elem(fd, &zero, &c, 0);
+	if (limiter_publish(&e->lim, live))
+		UNIT_FAIL("%s: publish live settings: %s", unit_name(), strerror(errno));
 }
 
 void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)

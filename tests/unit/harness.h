@@ -6,7 +6,7 @@
  * Each test loads its own program into a fresh struct env with env_open(),
  * on a test clock (cfg_fake_clock: the time is whatever fake_now_ns says,
  * so nothing depends on lucky timing), publishes settings with env_set() or
- * env_live() the way `xdp-rl set` does, sends
+ * env_live() as `xdp-rl set` does (user/limiter.c's limiter_publish), sends
  * frames built with build(), and reads the verdicts, the counters and the
  * source table. Two-CPU tests run threads pinned to CPUs 0 and 1 with
  * hammer2() (one key) or walk2() (many sources, the bench's wrapper).
@@ -39,6 +39,7 @@
 
 #include "xdp_rl.h"
 #include "xdp_rl.skel.h"
+#include "limiter.h"
 #include "mtable.h"
 #include "unit.h"
 
@@ -71,6 +72,7 @@ struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
 	struct mtable t4, t6;	/* src4 and src6, mapped */
+	struct limiter lim;	/* fd[PIN_CONFIG] only: what env_live publishes through */
 };
 
 struct load_opts {
@@ -95,7 +97,7 @@ void env_free(struct env *e);
 int env_open_at(const char *file, int line, struct env *e, const struct load_opts *o,
 		const char *what);
 
-/* Publish live settings the way xdp-rl does: the spare slot, then the flip. */
+/* Publish live settings as xdp-rl does (limiter_publish): the spare slot, then the flip. */
 void env_live(struct env *e, const struct xdp_rl_live *live);
 /* One layer, as --limit and --window give. */
 void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags);
