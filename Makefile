@@ -80,15 +80,19 @@ $(BIN): $(USER_OBJ)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- make unit (tests/unit) ----
-# build/test_prog: the XDP program through BPF_PROG_TEST_RUN
-# (tests/unit/harness.c and every tests/unit/test_*.c), with its main() and
-# its assertions from tests/unit/unit.c. The harness walks many sources with
-# the bench's wrapper (tests/bench/wrap.bpf.c).
+# build/test_user: user-space code alone (no root, no kernel). build/test_prog:
+# the XDP program through BPF_PROG_TEST_RUN (tests/unit/harness.c and every
+# other tests/unit/test_*.c). Both take their main() and their assertions from
+# tests/unit/unit.c. The harness walks many sources with the bench's wrapper
+# (tests/bench/wrap.bpf.c).
 UNIT_DIR       := $(BUILD)/tests
-UNIT_PROG_SRC  := tests/unit/harness.c $(wildcard tests/unit/test_*.c)
+UNIT_USER_BIN  := $(BUILD)/test_user
+UNIT_PROG_SRC  := tests/unit/harness.c \
+                  $(filter-out tests/unit/test_user.c,$(wildcard tests/unit/test_*.c))
 UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
+UNIT_USER_OBJ  := $(UNIT_DIR)/unit.o $(UNIT_DIR)/test_user.o
 # The CLI's objects below its commands (not main.c, cli.c, cmd_*.c) as an
-# archive: the test binary takes from it only the objects it needs (the
+# archive: each test binary takes from it only the objects it needs (the
 # linker pulls a member only for a symbol), whatever they come to need.
 UNIT_LIB       := $(UNIT_DIR)/libxdp-rl.a
 UNIT_LIB_OBJ   := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_%.o,\
@@ -109,16 +113,31 @@ $(UNIT_BIN): $(UNIT_PROG_OBJ) $(UNIT_LIB)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
--include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d)
+$(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+-include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d) $(UNIT_USER_OBJ:.o=.d)
 
 test: unit e2e
 
-# make unit T=NAME (or T="NAME NAME", T=NAME,NAME): those tests alone.
+# make unit: test_user, then test_prog (both run; it fails if either fails).
+# T=NAME (or T="NAME NAME", T=NAME,NAME) runs those tests alone, each in the
+# binary that has it.
 comma := ,
 UNIT_T := $(strip $(subst $(comma), ,$(T)))
 
-unit: $(UNIT_BIN)
-	$(Q)$(UNIT_BIN) $(UNIT_T)
+unit: $(UNIT_USER_BIN) $(UNIT_BIN)
+	$(Q)s=0; u=; p=; \
+	for n in $(UNIT_T); do \
+		if $(UNIT_USER_BIN) --list | grep -qxF -- "$$n"; then u="$$u $$n"; \
+		elif $(UNIT_BIN) --list | grep -qxF -- "$$n"; then p="$$p $$n"; \
+		else echo "make unit: no test named '$$n'; the tests are:" >&2; \
+			$(UNIT_USER_BIN) --list >&2; $(UNIT_BIN) --list >&2; exit 2; fi; \
+	done; \
+	if [ -z "$(UNIT_T)" ] || [ -n "$$u" ]; then $(UNIT_USER_BIN) $$u || s=$$?; fi; \
+	if [ -z "$(UNIT_T)" ] || [ -n "$$p" ]; then $(UNIT_BIN) $$p || s=$$?; fi; \
+	exit $$s
 
 e2e: $(BIN)
 	$(Q)$(PYTHON) -m pytest -q tests/e2e

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * unit.c - the runner and the assertions of unit.h: main() of
- * build/test_prog.
+ * unit.c - the runner and the assertions of unit.h: main() of both test
+ * binaries (build/test_prog, build/test_user).
  *
  *   TEST_BINARY              run every test
  *   TEST_BINARY NAME...      run the named ones (names may also be separated by commas)

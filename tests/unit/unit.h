@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * unit.h - tests registered by name, and the assertions they make, for
- * build/test_prog (the XDP program, tests/unit/harness.h).
+ * unit.h - tests registered by name, and the assertions they make. Shared by
+ * build/test_prog (the XDP program, tests/unit/harness.h) and
+ * build/test_user (user-space code only, tests/unit/test_user.c).
  *
  * A test:
  *
@@ -12,7 +13,8 @@
  *
  * is registered under its name (here "window") in the section unit_tests;
  * the binary runs every test, the ones named on its command line, or lists
- * them (--list); `make unit T=NAME` runs one.
+ * them (--list). Names are unique across both binaries: `make unit T=NAME`
+ * finds the binary that has NAME.
  *
  * An assertion prints "ok - DESCRIPTION" and returns 1, or prints
  * "FAIL - DESCRIPTION", then file:line, the expression and its values, and
