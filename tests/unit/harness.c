@@ -44,26 +44,29 @@ struct pkt build(const struct pkt_spec *s)
 	}
 	put16(q, s->family == V4 ? ETH_P_IP : ETH_P_IPV6);
 	q += 2;
+	/* Headers built aside and copied in: at offset 14 they are not aligned. */
 	if (s->family == V4) {
-		struct iphdr *ip = (void *)q;
+		struct iphdr ip = {};
 
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons(28);
-		inet_pton(AF_INET, s->src, &ip->saddr);
-		inet_pton(AF_INET, "198.18.0.2", &ip->daddr);
+		ip.version = 4;
+		ip.ihl = 5;
+		ip.ttl = 64;
+		ip.protocol = IPPROTO_UDP;
+		ip.tot_len = htons(28);
+		inet_pton(AF_INET, s->src, &ip.saddr);
+		inet_pton(AF_INET, "198.18.0.2", &ip.daddr);
+		memcpy(q, &ip, sizeof(ip));
 		q += 28;
 	} else {
-		struct ipv6hdr *ip6 = (void *)q;
+		struct ipv6hdr ip6 = {};
 
-		ip6->version = 6;
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 64;
-		ip6->payload_len = htons(8);
-		inet_pton(AF_INET6, s->src, &ip6->saddr);
-		inet_pton(AF_INET6, "2001:2::2", &ip6->daddr);
+		ip6.version = 6;
+		ip6.nexthdr = IPPROTO_UDP;
+		ip6.hop_limit = 64;
+		ip6.payload_len = htons(8);
+		inet_pton(AF_INET6, s->src, &ip6.saddr);
+		inet_pton(AF_INET6, "2001:2::2", &ip6.daddr);
+		memcpy(q, &ip6, sizeof(ip6));
 		q += 48;
 	}
 	p.len = q - p.b;

@@ -57,6 +57,7 @@ UNIT_TEST(table)
 	struct xdp_rl_stats before;
 	struct pkt p[10];
 	struct env e;
+	__u32 key[4] = {};
 	__u64 t0, live = 0;
 	int i, kept;
 
@@ -104,8 +105,8 @@ UNIT_TEST(table)
 
 	/* What `reset` does: the windows close, the next packet opens a new one. */
 	send_n(&e, &p[2], 3);				/* 4 of 3: over the limit */
-	mt_close_windows(&e.t4, mt_find(&e.t4, (__u32[4]){ ((__u32 *)
-			   (p[2].b + ETH_HLEN + 12))[0] }));
+	memcpy(&key[0], p[2].b + ETH_HLEN + 12, 4);	/* its source address */
+	mt_close_windows(&e.t4, mt_find(&e.t4, key));
 	ASSERT_EQ(send_n(&e, &p[2], 1), 1, "%s [passed]", reset);
 	ASSERT_EQ(count4(&e, addr[2]), 1, "%s [count]", reset);
 	env_free(&e);

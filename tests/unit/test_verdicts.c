@@ -5,6 +5,7 @@
  * get and the one counter it must move.
  */
 #include <stdio.h>
+#include <string.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -24,10 +25,29 @@ struct vcase {
 	int stat;	/* the counter that must go up by one */
 };
 
-/* The IPv4 header at offset 14 of a plain Ethernet frame, to be broken. */
-static struct iphdr *ip_of(struct pkt *p)
+/* Break an IPv4 header at offset 14 of a plain Ethernet frame (copied out: it is not aligned). */
+static void mangle_ip(struct pkt *p, enum mangle m)
 {
-	return (struct iphdr *)(p->b + ETH_HLEN);
+	struct iphdr ip;
+
+	memcpy(&ip, p->b + ETH_HLEN, sizeof(ip));
+	switch (m) {
+	case M_IHL4:
+		ip.ihl = 4;
+		break;
+	case M_IHL_PAST_END:
+		ip.ihl = 15;	/* 60 bytes, the frame has 28 after Ethernet */
+		break;
+	case M_TOTLEN_SHORT:
+		ip.tot_len = htons(12);
+		break;
+	case M_V4_VERSION:
+		ip.version = 6;
+		break;
+	default:
+		return;
+	}
+	memcpy(p->b + ETH_HLEN, &ip, sizeof(ip));
 }
 
 static void mangle(struct pkt *p, enum mangle m)
@@ -36,19 +56,13 @@ static void mangle(struct pkt *p, enum mangle m)
 	case M_NONE:
 		break;
 	case M_IHL4:
-		ip_of(p)->ihl = 4;
-		break;
 	case M_IHL_PAST_END:
-		ip_of(p)->ihl = 15;	/* 60 bytes, the frame has 28 after Ethernet */
-		break;
 	case M_TOTLEN_SHORT:
-		ip_of(p)->tot_len = htons(12);
+	case M_V4_VERSION:
+		mangle_ip(p, m);
 		break;
 	case M_V4_SHORT:
 		p->len = ETH_HLEN + 12;
-		break;
-	case M_V4_VERSION:
-		ip_of(p)->version = 6;
 		break;
 	case M_V6_SHORT:
 		p->len = ETH_HLEN + 30;
