@@ -6,10 +6,27 @@
 #   make demo       a flood against a well-behaved source, in namespaces
 #   make bench      per-packet cost and memory (see README)
 #   make install    copy xdp-rl to $(PREFIX)/sbin
+#   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
 #   V=1             show the commands
+#   SANITIZE=1      build into build/san with ASan and UBSan
 
 VERSION    := 0.1.0
+# SANITIZE=1: the user-space code (the CLI, the unit tests, the bench) built
+# with AddressSanitizer and UndefinedBehaviorSanitizer, everything in
+# build/san so that plain and sanitized objects never mix (the BPF objects
+# are made there too, the same). `make SANITIZE=1 unit` runs the unit tests
+# so; any report stops the test binary with a failure.
+ifeq ($(SANITIZE),1)
+BUILD      := build/san
+# UBSan's null-argument checks make GCC see a NULL %s argument on the path
+# past a failed check, a false -Wformat-overflow; the plain build keeps it.
+SAN_FLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-format-overflow
+UNIT_ENV   := export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1;
+else
 BUILD      := build
+SAN_FLAGS  :=
+UNIT_ENV   :=
+endif
 PREFIX     ?= /usr/local
 CLANG      ?= clang
 CC         ?= cc
@@ -35,7 +52,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 CFLAGS     ?= -O2 -g
 # Paths are built from bounded parts; truncation warnings on them are noise.
 USER_CFLAGS = $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
-              -Iinclude -I$(BUILD) -MMD -MP
+              -Iinclude -I$(BUILD) -MMD -MP $(SAN_FLAGS)
 # One file to copy: libbpf, libelf, zlib and libcap are linked statically.
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
 LDLIBS      := $(STATIC_LIBS)
@@ -76,25 +93,67 @@ $(BUILD)/user/%.o: user/%.c $(SKEL)
 
 $(BIN): $(USER_OBJ)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-# The unit tests walk many sources with the bench's wrapper (tests/bench/wrap.bpf.c).
-$(BUILD)/tests/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
+# ---- make unit (tests/unit) ----
+# build/test_user: user-space code alone (no root, no kernel). build/test_prog:
+# the XDP program through BPF_PROG_TEST_RUN (tests/unit/harness.c and every
+# other tests/unit/test_*.c). Both take their main() and their assertions from
+# tests/unit/unit.c. The harness walks many sources with the bench's wrapper
+# (tests/bench/wrap.bpf.c).
+UNIT_DIR       := $(BUILD)/tests
+UNIT_USER_BIN  := $(BUILD)/test_user
+UNIT_PROG_SRC  := tests/unit/harness.c \
+                  $(filter-out tests/unit/test_user.c,$(wildcard tests/unit/test_*.c))
+UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
+UNIT_USER_OBJ  := $(UNIT_DIR)/unit.o $(UNIT_DIR)/test_user.o
+# The CLI's objects below its commands (not main.c, cli.c, cmd_*.c) as an
+# archive: each test binary takes from it only the objects it needs (the
+# linker pulls a member only for a symbol), whatever they come to need.
+UNIT_LIB       := $(UNIT_DIR)/libxdp-rl.a
+UNIT_LIB_OBJ   := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_%.o,\
+                               $(USER_OBJ))
+
+$(UNIT_DIR)/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
 		-Wno-missing-field-initializers -c $< -o $@
 
-$(UNIT_BIN): $(BUILD)/tests/test_prog.o $(BUILD)/user/mtable.o $(BUILD)/user/skel.o
-	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+$(UNIT_LIB): $(UNIT_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
--include $(USER_OBJ:.o=.d) $(BUILD)/tests/test_prog.d
+$(UNIT_BIN): $(UNIT_PROG_OBJ) $(UNIT_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
+
+$(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+-include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d) $(UNIT_USER_OBJ:.o=.d)
 
 test: unit e2e
 
-unit: $(UNIT_BIN)
-	$(Q)$(UNIT_BIN)
+# make unit: test_user, then test_prog (both run; it fails if either fails).
+# T=NAME (or T="NAME NAME", T=NAME,NAME) runs those tests alone, each in the
+# binary that has it.
+comma := ,
+UNIT_T := $(strip $(subst $(comma), ,$(T)))
+
+unit: $(UNIT_USER_BIN) $(UNIT_BIN)
+	$(Q)$(UNIT_ENV) s=0; u=; p=; \
+	for n in $(UNIT_T); do \
+		if $(UNIT_USER_BIN) --list | grep -qxF -- "$$n"; then u="$$u $$n"; \
+		elif $(UNIT_BIN) --list | grep -qxF -- "$$n"; then p="$$p $$n"; \
+		else echo "make unit: no test named '$$n'; the tests are:" >&2; \
+			$(UNIT_USER_BIN) --list >&2; $(UNIT_BIN) --list >&2; exit 2; fi; \
+	done; \
+	if [ -z "$(UNIT_T)" ] || [ -n "$$u" ]; then $(UNIT_USER_BIN) $$u || s=$$?; fi; \
+	if [ -z "$(UNIT_T)" ] || [ -n "$$p" ]; then $(UNIT_BIN) $$p || s=$$?; fi; \
+	exit $$s
 
 e2e: $(BIN)
 	$(Q)$(PYTHON) -m pytest -q tests/e2e
@@ -131,7 +190,7 @@ $(BENCH_DIR)/%.o: tests/bench/%.c $(SKEL) $(BENCH_SKELS)
 # The bench loads xdp-rl's program as `xdp-rl load` does (user/skel.c).
 $(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/skel.o
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
 -include $(BENCH_OBJ:.o=.d)
 

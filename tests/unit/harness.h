@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * harness.h - the XDP program under BPF_PROG_TEST_RUN, for the tests of
+ * build/test_prog (tests/unit/test_*.c but test_user.c).
+ *
+ * Each test loads its own program into a fresh struct env with env_open(),
+ * on a test clock (cfg_fake_clock: the time is whatever fake_now_ns says,
+ * so nothing depends on lucky timing), publishes settings with env_set() or
+ * env_live() as `xdp-rl set` does (user/limiter.c's limiter_publish), sends
+ * frames built with build(), and reads the verdicts, the counters and the
+ * source table. Two-CPU tests run threads pinned to CPUs 0 and 1 with
+ * hammer2() (one key) or walk2() (many sources, the bench's wrapper).
+ *
+ * Loading needs CAP_BPF and CAP_NET_ADMIN; without them a test skips
+ * (a failure when CI is set).
+ *
+ * A test of a new area goes in a file of its own, tests/unit/test_AREA.c:
+ *
+ *	#include "harness.h"
+ *
+ *	UNIT_TEST(area_what)
+ *	{
+ *		struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.1" });
+ *		struct env e;
+ *
+ *		if (env_open(&e, &(struct load_opts){ 0 }, "area: load"))
+ *			return;
+ *		env_set(&e, 5, 10 * SEC_NS, 0);
+ *		ASSERT_EQ(send_n(&e, &a, 8), 5, "area: 8 offered, limit 5 -> 5 pass");
+ *		env_free(&e);
+ *	}
+ *
+ * and runs alone with `make unit T=area_what`.
+ */
+#ifndef XDP_RL_UNIT_HARNESS_H
+#define XDP_RL_UNIT_HARNESS_H
+
+#include <linux/types.h>
+
+#include "xdp_rl.h"
+#include "xdp_rl.skel.h"
+#include "limiter.h"
+#include "mtable.h"
+#include "unit.h"
+
+#define SEC_NS	1000000000ULL
+#define TICK_NS	4000000ULL	/* the test clock's tick (HZ 250) */
+
+/* ---- Packets --------------------------------------------------------------- */
+
+struct pkt {
+	__u8 b[256];
+	__u32 len;
+};
+
+enum { V4, V6 };
+
+struct pkt_spec {
+	int family;
+	const char *src;
+	int vlans;		/* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
+	__u32 size;		/* 0: the smallest; else pad to this frame length */
+};
+
+void put16(__u8 *p, __u16 v);
+/* Ethernet (and VLAN tags), IPv4 or IPv6 from s->src, UDP. */
+struct pkt build(const struct pkt_spec *s);
+
+/* ---- The program under test ----------------------------------------------- */
+
+struct env {
+	struct xdp_rl *skel;
+	int prog_fd;
+	struct mtable t4, t6;	/* src4 and src6, mapped */
+	struct limiter lim;	/* fd[PIN_CONFIG] only: what env_live publishes through */
+};
+
+struct load_opts {
+	int bytes;
+	int v4_prefix, v6_prefix;	/* default 32 and 64 */
+	int layers;		/* room per source, default 1 */
+	__u32 sources;		/* per source table, default 1024 */
+};
+
+/* The hash key of the tables in these tests: fixed, so runs are repeatable. */
+#define TEST_SEED	0x5eed5eed12345678ULL
+
+/* Load the program with @o, the clock at 1000 s: 0, or -1 with errno set. */
+int env_load(struct env *e, const struct load_opts *o);
+void env_free(struct env *e);
+/*
+ * env_open(e, o, what): env_load for a test: 0, or -1 after saying why: a
+ * skip without CAP_BPF and CAP_NET_ADMIN, else a failure described as
+ * "@what: <error>". (Variadic only so that @o may be a compound literal.)
+ */
+#define env_open(e, ...) env_open_at(__FILE__, __LINE__, e, __VA_ARGS__)
+int env_open_at(const char *file, int line, struct env *e, const struct load_opts *o,
+		const char *what);
+
+/* Publish live settings as xdp-rl does (limiter_publish): the spare slot, then the flip. */
+void env_live(struct env *e, const struct xdp_rl_live *live);
+/* One layer, as --limit and --window give. */
+void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags);
+/* Live settings of @n layers. */
+struct xdp_rl_live live_of(int n, const struct xdp_rl_layer *lay);
+
+/* The verdict of one run of @p (@repeat times), or -errno. */
+int run(struct env *e, const struct pkt *p, __u32 repeat);
+/* Send @n frames; return how many passed. */
+int send_n(struct env *e, const struct pkt *p, int n);
+const char *verdict(int v);
+
+/* The counters, summed over the CPUs. */
+void stats(struct env *e, struct xdp_rl_stats *sum);
+/* How much counter @which grew since @before. */
+__u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which);
+
+/* The windows of an IPv4 key (the masked address) in the table, or NULL. */
+struct xdp_rl_state *windows4(struct env *e, const char *key);
+/* The count stored for an IPv4 key in layer @layer (or 0), or -1 if it has no slot. */
+long long count4_layer(struct env *e, const char *key, int layer);
+long long count4(struct env *e, const char *key);
+
+/* ---- Two CPUs -------------------------------------------------------------- */
+
+/* 0 if CPUs 0 and 1 are online; else -1 after skipping the test. */
+int need_two_cpus(void);
+
+/*
+ * Moves the test clock one window on once the window of layer @layer of
+ * 198.18.6.1 has more than @limit, and not again until a packet has turned
+ * it over (its generation changed).
+ */
+struct ticker {
+	struct env *e;
+	__u64 limit, window_ns;
+	__u64 ticked_gen, ticks;
+	int layer;		/* whose windows the ticker turns over */
+};
+
+/*
+ * Threads on CPUs 0 and 1 each run @p @rounds times @repeat; the first
+ * also steps @t (if not NULL) between its rounds. 0, or an errno.
+ */
+int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds,
+	    struct ticker *t);
+
+/*
+ * Many sources in one BPF_PROG_TEST_RUN call: the bench's wrapper
+ * (tests/bench/wrap.bpf.c) gives each run of the frame the next of @n
+ * sources from @base and tail-calls xdp-rl. One call per thread, because
+ * every call makes the kernel wait for an RCU grace period.
+ */
+struct bench_wrap;
+
+struct walk {
+	struct bench_wrap *w;
+	int fd;
+	struct pkt frame;
+};
+
+int walk_open(struct walk *wk, struct env *e, __u32 base, __u32 n);
+void walk_close(struct walk *wk);
+/* The counter of CPU @cpu in the walk: where it starts in the @n sources. */
+void walk_start(struct walk *wk, int cpu, __u64 at);
+/* CPUs 0 and 1 each run @repeat frames through the walk, at once. 0, or an errno. */
+int walk2(struct walk *wk, __u32 repeat);
+
+#endif

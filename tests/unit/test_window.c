@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * test_window.c - the window of one key on the test clock: turnover, live
+ * limit changes, dry run, the saturated count, a stray window end, aligned
+ * windows; keys by prefix, and limits in bytes.
+ */
+#include "harness.h"
+
+UNIT_TEST(window)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.1" });
+	struct pkt b = build(&(struct pkt_spec){ V4, "198.18.2.2" });
+	struct pkt c = build(&(struct pkt_spec){ V4, "198.18.2.3" });
+	struct xdp_rl_stats before;
+	struct env e;
+	__u64 t0;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "window: load"))
+		return;
+	env_set(&e, 5, 10 * SEC_NS, 0);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &a, 8), 5, "window: 8 offered, limit 5 -> 5 pass");
+	ASSERT_EQ(count4(&e, "198.18.2.1"), 8, "window: the count includes drops (8)");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPPED), 3,
+		  "window: 3 dropped, 1 window opened [dropped]");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS), 1,
+		  "window: 3 dropped, 1 window opened [opened]");
+	ASSERT_EQ(send_n(&e, &b, 2), 2, "window: another source has its own budget");
+
+	/* Per key: the window ends one length after its first packet. */
+	t0 = e.skel->bss->fake_now_ns;
+	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS - 1000;
+	ASSERT_EQ(send_n(&e, &a, 1), 0, "window: still closed 1us before the end");
+	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS;
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &a, 7), 5,
+		  "window: turnover at the end -> 5 of 7 pass, count restarts at 7 [passed]");
+	ASSERT_EQ(count4(&e, "198.18.2.1"), 7,
+		  "window: turnover at the end -> 5 of 7 pass, count restarts at 7 [count]");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS), 1,
+		  "window: turnover counted as a new window");
+
+	/* A live limit applies to the open window at once. */
+	env_set(&e, 9, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 4), 2, "window: limit raised 5 -> 9 mid-window: 2 more pass");
+	ASSERT_EQ(send_n(&e, &c, 2), 2, "window: a third source sends 2 of 9");
+	env_set(&e, 3, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &c, 3), 1,
+		  "window: limit lowered 9 -> 3: the source at 2 gets 1 more");
+
+	/* A shorter --window ends windows longer than itself. */
+	env_set(&e, 3, 1 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 4), 3, "window: window shortened 10s -> 1s: a new window opens");
+	e.skel->bss->fake_now_ns += SEC_NS;
+	ASSERT_EQ(send_n(&e, &a, 1), 1, "window: ... and the new window is 1s long");
+
+	/* Dry run: over the limit passes, counted as would-drop. */
+	env_set(&e, 3, 10 * SEC_NS, XDP_RL_F_DRY_RUN);
+	e.skel->bss->fake_now_ns += 20 * SEC_NS;
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &a, 5), 5,
+		  "window: dry run passes all 5, 2 would-drop, 0 dropped [passed]");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_WOULD_DROP), 2,
+		  "window: dry run passes all 5, 2 would-drop, 0 dropped [would-drop]");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPPED), 0,
+		  "window: dry run passes all 5, 2 would-drop, 0 dropped [dropped]");
+	env_free(&e);
+}
+
+/* A count at saturation stays there: an add never carries into the generation. */
+UNIT_TEST(saturation)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.9" });
+	struct xdp_rl_state *w;
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "saturation: load"))
+		return;
+	env_set(&e, 100, 3600 * SEC_NS, 0);
+	send_n(&e, &a, 1);	/* its slot */
+	w = windows4(&e, "198.18.2.9");
+	if (ASSERT_TRUE(w, "saturation: the source has a slot")) {
+		*w = (struct xdp_rl_state){
+			.expires_gen = (e.skel->bss->fake_now_ns + 3600 * SEC_NS) &
+				       ~XDP_RL_GEN_MASK,
+			.count_gen = XDP_RL_COUNT_SAT - 1,
+		};
+		ASSERT_EQ(send_n(&e, &a, 3), 0,
+			  "saturation: a source at the saturated count is dropped");
+		ASSERT_EQ(w->count_gen, XDP_RL_COUNT_SAT - 1,
+			  "saturation: the count stays below the generation bits (%#llx)",
+			  (unsigned long long)w->count_gen);
+	}
+	env_free(&e);
+}
+
+/*
+ * A window end written for another key: a slot may pass to another key
+ * while a CPU is between its turnover swap and its write of the end, so that
+ * expires_gen names a generation count_gen never reached. The window must
+ * still end and turn over, not stay "being opened" with the source dropped
+ * for good.
+ */
+UNIT_TEST(stray_end)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.10" });
+	struct xdp_rl_state *w, st;
+	struct env e;
+	__u64 now;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "stray end: load"))
+		return;
+	now = e.skel->bss->fake_now_ns;
+	env_set(&e, 5, 10 * SEC_NS, 0);
+	send_n(&e, &a, 1);	/* its slot */
+	w = windows4(&e, "198.18.2.10");
+	if (ASSERT_TRUE(w, "stray end: the source has a slot")) {
+		*w = (struct xdp_rl_state){
+			.expires_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
+			.count_gen = 20,	/* generation 0, count 20: over the limit */
+		};
+		ASSERT_EQ(send_n(&e, &a, 1), 0,
+			  "stray end: the count it has (20 of 5) still holds");
+		st = *w;
+		ASSERT_EQ(st.expires_gen & XDP_RL_GEN_MASK, 0,
+			  "stray end: repaired to generation 0, ending one window from now "
+			  "[generation]");
+		ASSERT_GE(xdp_rl_expires_ns(st.expires_gen), now + 10 * SEC_NS,
+			  "stray end: repaired to generation 0, ending one window from now [end]");
+		e.skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_EXP_GRAIN;
+		ASSERT_EQ(send_n(&e, &a, 7), 5,
+			  "stray end: the window then turns over: 5 of 7 pass [passed]");
+		ASSERT_EQ(count4(&e, "198.18.2.10"), 7,
+			  "stray end: the window then turns over: 5 of 7 pass [count]");
+	}
+	env_free(&e);
+}
+
+UNIT_TEST(aligned)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.3.1" });
+	__u64 w = 10 * SEC_NS, boundary = 200 * w;
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "aligned: load"))
+		return;
+	/* The test clock stands for TAI; tai_to_unix_ns is 0 here. */
+	env_set(&e, 4, w, XDP_RL_F_ALIGNED);
+	e.skel->bss->fake_now_ns = boundary - 2 * SEC_NS;
+	ASSERT_EQ(send_n(&e, &a, 6), 4, "aligned: 4 of 6 pass, 2s before a boundary");
+	e.skel->bss->fake_now_ns = boundary - 1;
+	ASSERT_EQ(send_n(&e, &a, 1), 0, "aligned: still closed 1ns before the boundary");
+	e.skel->bss->fake_now_ns = boundary;
+	ASSERT_EQ(send_n(&e, &a, 6), 4, "aligned: a new window at the multiple of 10s");
+	e.skel->bss->fake_now_ns = boundary + w - 1;
+	ASSERT_EQ(send_n(&e, &a, 1), 0,
+		  "aligned: the window ends at the next multiple, not 10s after its first packet");
+	env_free(&e);
+}
+
+/* --v4-prefix and --v6-prefix: sources in one prefix share one key. */
+UNIT_TEST(prefixes)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.4.1" });
+	struct pkt b = build(&(struct pkt_spec){ V4, "198.18.4.200" });
+	struct pkt c = build(&(struct pkt_spec){ V6, "2001:2:0:1::1" });
+	struct pkt d = build(&(struct pkt_spec){ V6, "2001:2:0:1::2" });
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ .v4_prefix = 24, .v6_prefix = 64 },
+		     "prefix: load with /24 and /64"))
+		return;
+	env_set(&e, 4, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 3) + send_n(&e, &b, 3), 4,
+		  "prefix: two IPv4 sources in one /24 share one window (key 198.18.4.0) [passed]");
+	ASSERT_EQ(count4(&e, "198.18.4.0"), 6,
+		  "prefix: two IPv4 sources in one /24 share one window (key 198.18.4.0) [count]");
+	ASSERT_EQ(send_n(&e, &c, 3) + send_n(&e, &d, 3), 4,
+		  "prefix: two IPv6 sources in one /64 share one window");
+	env_free(&e);
+
+	if (env_open(&e, &(struct load_opts){ .v6_prefix = 128 }, "prefix: load with /128"))
+		return;
+	env_set(&e, 4, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &c, 3) + send_n(&e, &d, 3), 6,
+		  "prefix: with --v6-prefix 128 they do not");
+	env_free(&e);
+}
+
+/* --bytes: the limit and the count are in bytes of frame. */
+UNIT_TEST(bytes)
+{
+	struct pkt big = build(&(struct pkt_spec){ V4, "198.18.5.1", 0, 100 });
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ .bytes = 1 }, "bytes: load"))
+		return;
+	env_set(&e, 1000, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &big, 12), 10,
+		  "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes [passed]");
+	ASSERT_EQ(count4(&e, "198.18.5.1"), 1200,
+		  "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes [count]");
+	env_free(&e);
+}
