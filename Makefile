@@ -7,6 +7,7 @@
 #   make bench      per-packet cost and memory (see README)
 #   make install    copy xdp-rl to $(PREFIX)/sbin
 #   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
+#   make crash-test every step of every state change killed (make test: a sample)
 #   V=1             show the commands
 #   SANITIZE=1      build into build/san with ASan and UBSan
 
@@ -44,7 +45,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all test unit e2e demo bench install clean deps
+.PHONY: all test unit e2e crash-test demo bench install clean deps
 
 WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
@@ -92,6 +93,19 @@ $(BUILD)/user/%.o: user/%.c $(SKEL)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(BIN): $(USER_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+# The crash test's xdp-rl: the same, with its kill points live (user/fault.h).
+# Built for the tests only, never installed.
+FAULT_BIN  := $(BUILD)/xdp-rl-faults
+
+$(BUILD)/user/fault-on.o: user/fault.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -DXDP_RL_FAULTS -c $< -o $@
+
+$(FAULT_BIN): $(filter-out $(BUILD)/user/fault.o,$(USER_OBJ)) $(BUILD)/user/fault-on.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
@@ -155,8 +169,12 @@ unit: $(UNIT_USER_BIN) $(UNIT_BIN)
 	if [ -z "$(UNIT_T)" ] || [ -n "$$p" ]; then $(UNIT_BIN) $$p || s=$$?; fi; \
 	exit $$s
 
-e2e: $(BIN)
+e2e: $(BIN) $(FAULT_BIN)
 	$(Q)$(PYTHON) -m pytest -q tests/e2e
+
+# Every kill point of every change (make test kills a sample of them).
+crash-test: $(BIN) $(FAULT_BIN)
+	$(Q)XDP_RL_CRASH_ALL=1 $(PYTHON) -m pytest -q tests/e2e/test_crash.py
 
 demo: $(BIN)
 	$(Q)scripts/demo.sh $(BIN)

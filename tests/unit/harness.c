@@ -112,6 +112,13 @@ int env_load(struct env *e, const struct load_opts *o)
 		goto fail;
 	/* The limiter xdp-rl would open: what env_live publishes through. */
 	e->lim.fd[PIN_CONFIG] = bpf_map__fd(e->skel->maps.config);
+	e->lim.fd[PIN_ADMIN] = bpf_program__fd(e->skel->progs.admin);
+	e->lim.fd[PIN_SRC4] = bpf_map__fd(e->skel->maps.src4);
+	e->lim.fd[PIN_SRC6] = bpf_map__fd(e->skel->maps.src6);
+	e->lim.fd[PIN_AGG4] = bpf_map__fd(e->skel->maps.agg4);
+	e->lim.fd[PIN_AGG6] = bpf_map__fd(e->skel->maps.agg6);
+	e->lim.cfg.fixed.max_layers = f.max_layers;
+	e->lim.cfg.fixed.seed = f.seed;
 	if (limiter_read_config(&e->lim))
 		goto fail;
 	e->prog_fd = bpf_program__fd(e->skel->progs.xdp_rl);
@@ -152,9 +159,17 @@ int env_open_at(const char *file, int line, struct env *e, const struct load_opt
 	return -1;
 }
 
-void env_live(struct env *e, const struct xdp_rl_live *live)
+void env_live(struct env *e, const struct xdp_rl_live *in)
 {
-	if (limiter_publish(&e->lim, live))
+	struct xdp_rl_live live = *in;
+	__u32 i;
+
+	if (!live.lsid)
+		live.lsid = TEST_LSID;
+	for (i = 0; i < live.nlayers && i < XDP_RL_MAX_LAYERS; i++)
+		if (live.layer[i].window_ns > live.max_window_ns)
+			live.max_window_ns = live.layer[i].window_ns;
+	if (limiter_publish(&e->lim, &live))
 		UNIT_FAIL("%s: publish live settings: %s", unit_name(), strerror(errno));
 }
 
@@ -222,14 +237,19 @@ __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which)
 	return now.c[which] - before->c[which];
 }
 
-struct xdp_rl_state *windows4(struct env *e, const char *key)
+struct xdp_rl_state *windows4_in(struct env *e, const char *key, __u32 lsid)
 {
 	struct xdp_rl_slot *s;
 	__u32 k[4] = {};
 
 	inet_pton(AF_INET, key, &k[0]);
-	s = mt_find(&e->t4, k);
+	s = mt_find(&e->t4, k, lsid);
 	return s ? mt_windows(&e->t4, s) : NULL;
+}
+
+struct xdp_rl_state *windows4(struct env *e, const char *key)
+{
+	return windows4_in(e, key, TEST_LSID);
 }
 
 long long count4_layer(struct env *e, const char *key, int layer)
@@ -264,8 +284,8 @@ static void ticker_step(struct ticker *t)
 	st = w[t->layer];
 	gen = st.count_gen >> XDP_RL_COUNT_BITS;
 	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) > t->limit) {
-		/* Window ends are rounded up to XDP_RL_EXP_GRAIN. */
-		t->e->skel->bss->fake_now_ns += t->window_ns + XDP_RL_EXP_GRAIN;
+		/* Window starts are rounded up to XDP_RL_GRAIN. */
+		t->e->skel->bss->fake_now_ns += t->window_ns + XDP_RL_GRAIN;
 		t->ticked_gen = gen;
 		t->ticks++;
 	}

@@ -44,6 +44,8 @@
 #include "unit.h"
 
 #define SEC_NS	1000000000ULL
+/* The global limits' limit set in these tests (env_live gives it to settings without one). */
+#define TEST_LSID	1
 #define TICK_NS	4000000ULL	/* the test clock's tick (HZ 250) */
 
 /* ---- Packets --------------------------------------------------------------- */
@@ -72,7 +74,12 @@ struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
 	struct mtable t4, t6;	/* src4 and src6, mapped */
-	struct limiter lim;	/* fd[PIN_CONFIG] only: what env_live publishes through */
+	/*
+	 * The limiter xdp-rl would open, with the skeleton's config map, admin
+	 * entry point and tables: what env_live publishes through, and what
+	 * user/admin.h asks the program through.
+	 */
+	struct limiter lim;
 };
 
 struct load_opts {
@@ -97,7 +104,11 @@ void env_free(struct env *e);
 int env_open_at(const char *file, int line, struct env *e, const struct load_opts *o,
 		const char *what);
 
-/* Publish live settings as xdp-rl does (limiter_publish): the spare slot, then the flip. */
+/*
+ * Publish live settings as xdp-rl does (limiter_publish): the spare slot,
+ * then the flip. Settings without a limit set get TEST_LSID, and the
+ * longest window is worked out as live_finish does.
+ */
 void env_live(struct env *e, const struct xdp_rl_live *live);
 /* One layer, as --limit and --window give. */
 void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags);
@@ -115,8 +126,10 @@ void stats(struct env *e, struct xdp_rl_stats *sum);
 /* How much counter @which grew since @before. */
 __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which);
 
-/* The windows of an IPv4 key (the masked address) in the table, or NULL. */
+/* The windows of an IPv4 key (the masked address) under the global limits, or NULL. */
 struct xdp_rl_state *windows4(struct env *e, const char *key);
+/* ... or under limit set @lsid. */
+struct xdp_rl_state *windows4_in(struct env *e, const char *key, __u32 lsid);
 /* The count stored for an IPv4 key in layer @layer (or 0), or -1 if it has no slot. */
 long long count4_layer(struct env *e, const char *key, int layer);
 long long count4(struct env *e, const char *key);

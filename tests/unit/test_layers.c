@@ -23,7 +23,7 @@ UNIT_TEST(layers)
 	ASSERT_EQ(send_n(&e, &a, 4), 3, "%s [passed]", first);
 	ASSERT_EQ(count4_layer(&e, "198.18.7.1", 0), 4, "%s [1s layer]", first);
 	ASSERT_EQ(count4_layer(&e, "198.18.7.1", 1), 3, "%s [10s layer]", first);
-	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_EXP_GRAIN;
+	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &a, 4), 2, "%s [passed]", next);
 	ASSERT_EQ(count4_layer(&e, "198.18.7.1", 0), 2, "%s [1s layer]", next);
 	ASSERT_EQ(count4_layer(&e, "198.18.7.1", 1), 7, "%s [10s layer]", next);

@@ -51,7 +51,7 @@ UNIT_TEST(new_sources)
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_AGGREGATED), 4, "%s [aggregated]",
 		  aggregate);
 
-	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_EXP_GRAIN;
+	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &p[5], 1), 1, "%s [passed]", again);
 	ASSERT_EQ(count4(&e, "198.18.12.6"), 1, "%s [count]", again);
 	env_free(&e);

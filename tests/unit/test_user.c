@@ -174,11 +174,11 @@ UNIT_TEST(parse_layer)
 	ASSERT_STREQ(parse_layer("100/1s/2s", &l),
 		     "window '1s/2s': unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
 		     "parse_layer: one slash only");
-	ASSERT_STREQ(parse_layer("18014398509481984/1s", &l), NULL,
+	ASSERT_STREQ(parse_layer("70368744177664/1s", &l), NULL,
 		     "parse_layer: the largest limit (XDP_RL_LIMIT_MAX) is accepted");
-	ASSERT_EQ(l.limit, XDP_RL_LIMIT_MAX, "parse_layer: the largest limit is 2^54");
-	ASSERT_STREQ(parse_layer("18014398509481985/1s", &l),
-		     "limit '18014398509481985': out of range 1..18014398509481984",
+	ASSERT_EQ(l.limit, XDP_RL_LIMIT_MAX, "parse_layer: the largest limit is 2^46");
+	ASSERT_STREQ(parse_layer("70368744177665/1s", &l),
+		     "limit '70368744177665': out of range 1..70368744177664",
 		     "parse_layer: one past the largest limit");
 	ASSERT_STREQ(parse_layer("1234567890123456789012345678901234567890/1s", &l),
 		     "limit too large", "parse_layer: a limit longer than any number");

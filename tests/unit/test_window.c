@@ -27,11 +27,14 @@ UNIT_TEST(window)
 		  "window: 3 dropped, 1 window opened [opened]");
 	ASSERT_EQ(send_n(&e, &b, 2), 2, "window: another source has its own budget");
 
-	/* Per key: the window ends one length after its first packet. */
+	/*
+	 * Per key: the window ends one length after its first packet, whose
+	 * time is rounded up to XDP_RL_GRAIN (65.5 us) for its start.
+	 */
 	t0 = e.skel->bss->fake_now_ns;
 	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS - 1000;
 	ASSERT_EQ(send_n(&e, &a, 1), 0, "window: still closed 1us before the end");
-	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS;
+	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS + XDP_RL_GRAIN;
 	stats(&e, &before);
 	ASSERT_EQ(send_n(&e, &a, 7), 5,
 		  "window: turnover at the end -> 5 of 7 pass, count restarts at 7 [passed]");
@@ -48,10 +51,13 @@ UNIT_TEST(window)
 	ASSERT_EQ(send_n(&e, &c, 3), 1,
 		  "window: limit lowered 9 -> 3: the source at 2 gets 1 more");
 
-	/* A shorter --window ends windows longer than itself. */
+	/* A shorter --window applies to open windows: they end one new length after they began. */
 	env_set(&e, 3, 1 * SEC_NS, 0);
-	ASSERT_EQ(send_n(&e, &a, 4), 3, "window: window shortened 10s -> 1s: a new window opens");
-	e.skel->bss->fake_now_ns += SEC_NS;
+	ASSERT_EQ(send_n(&e, &a, 4), 0,
+		  "window: window shortened 10s -> 1s: the window, 0s old, keeps its count");
+	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
+	ASSERT_EQ(send_n(&e, &a, 4), 3, "window: ... until 1s after it began: a new window opens");
+	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &a, 1), 1, "window: ... and the new window is 1s long");
 
 	/* Dry run: over the limit passes, counted as would-drop. */
@@ -81,8 +87,7 @@ UNIT_TEST(saturation)
 	w = windows4(&e, "198.18.2.9");
 	if (ASSERT_TRUE(w, "saturation: the source has a slot")) {
 		*w = (struct xdp_rl_state){
-			.expires_gen = (e.skel->bss->fake_now_ns + 3600 * SEC_NS) &
-				       ~XDP_RL_GEN_MASK,
+			.start_gen = xdp_rl_window_start(e.skel->bss->fake_now_ns, 3600 * SEC_NS, 0, 0),
 			.count_gen = XDP_RL_COUNT_SAT - 1,
 		};
 		ASSERT_EQ(send_n(&e, &a, 3), 0,
@@ -95,43 +100,42 @@ UNIT_TEST(saturation)
 }
 
 /*
- * A window end written for another key: a slot may pass to another key
- * while a CPU is between its turnover swap and its write of the end, so that
- * expires_gen names a generation count_gen never reached. The window must
- * still end and turn over, not stay "being opened" with the source dropped
- * for good.
+ * A window start written for another key: a slot may pass to another key
+ * while a CPU is between its turnover swap and its write of the start, so
+ * that start_gen names a generation count_gen never reached. The window
+ * must still get a start and end, not stay "being opened" with the source
+ * dropped for good: the next packet gives it a start (window.h, I5).
  */
-UNIT_TEST(stray_end)
+UNIT_TEST(stray_start)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.10" });
 	struct xdp_rl_state *w, st;
 	struct env e;
 	__u64 now;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "stray end: load"))
+	if (env_open(&e, &(struct load_opts){ 0 }, "stray start: load"))
 		return;
 	now = e.skel->bss->fake_now_ns;
 	env_set(&e, 5, 10 * SEC_NS, 0);
 	send_n(&e, &a, 1);	/* its slot */
 	w = windows4(&e, "198.18.2.10");
-	if (ASSERT_TRUE(w, "stray end: the source has a slot")) {
+	if (ASSERT_TRUE(w, "stray start: the source has a slot")) {
 		*w = (struct xdp_rl_state){
-			.expires_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
+			.start_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
 			.count_gen = 20,	/* generation 0, count 20: over the limit */
 		};
 		ASSERT_EQ(send_n(&e, &a, 1), 0,
-			  "stray end: the count it has (20 of 5) still holds");
+			  "stray start: the count it has (20 of 5) still holds");
 		st = *w;
-		ASSERT_EQ(st.expires_gen & XDP_RL_GEN_MASK, 0,
-			  "stray end: repaired to generation 0, ending one window from now "
-			  "[generation]");
-		ASSERT_GE(xdp_rl_expires_ns(st.expires_gen), now + 10 * SEC_NS,
-			  "stray end: repaired to generation 0, ending one window from now [end]");
-		e.skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_EXP_GRAIN;
+		ASSERT_EQ(xdp_rl_gen_of_start(st.start_gen), 0,
+			  "stray start: repaired to generation 0, starting now [generation]");
+		ASSERT_EQ(xdp_rl_start_ns(st.start_gen), xdp_rl_window_start(now, 10 * SEC_NS, 0, 0),
+			  "stray start: repaired to generation 0, starting now [start]");
+		e.skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_GRAIN;
 		ASSERT_EQ(send_n(&e, &a, 7), 5,
-			  "stray end: the window then turns over: 5 of 7 pass [passed]");
+			  "stray start: the window then turns over: 5 of 7 pass [passed]");
 		ASSERT_EQ(count4(&e, "198.18.2.10"), 7,
-			  "stray end: the window then turns over: 5 of 7 pass [count]");
+			  "stray start: the window then turns over: 5 of 7 pass [count]");
 	}
 	env_free(&e);
 }
@@ -150,7 +154,8 @@ UNIT_TEST(aligned)
 	ASSERT_EQ(send_n(&e, &a, 6), 4, "aligned: 4 of 6 pass, 2s before a boundary");
 	e.skel->bss->fake_now_ns = boundary - 1;
 	ASSERT_EQ(send_n(&e, &a, 1), 0, "aligned: still closed 1ns before the boundary");
-	e.skel->bss->fake_now_ns = boundary;
+	/* A start is rounded up to XDP_RL_GRAIN: the window begins at the multiple, to 65.5 us. */
+	e.skel->bss->fake_now_ns = boundary + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &a, 6), 4, "aligned: a new window at the multiple of 10s");
 	e.skel->bss->fake_now_ns = boundary + w - 1;
 	ASSERT_EQ(send_n(&e, &a, 1), 0,
