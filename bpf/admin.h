@@ -43,7 +43,8 @@ static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = (xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK;
-		if (__sync_val_compare_and_swap(&s->count_gen, c, (g << XDP_RL_COUNT_BITS) | count) != c)
+		if (__sync_val_compare_and_swap(&s->count_gen, c,
+						(g << XDP_RL_COUNT_BITS) | count) != c)
 			continue;
 		__sync_val_compare_and_swap(&s->start_gen, e, window_start_now(clk, window_ns, g));
 		return;
@@ -140,14 +141,15 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 				if (!admin_layer(rq, i, cfg_layers))
 					continue;
 				op = 0;
-				window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i]);
+				window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op,
+					   &ch.gens[i]);
 				opened += op;
 				ch.held_to = i + 1;
 			}
 			st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 			if (READ_ONCE(s->tag) != pos.tag) {
 				layers_undo(w, &ch, rq->from, ch.held_to, rq->count);
-				continue;	/* the slot passed to another key: again */
+				continue; /* the slot passed to another key: again */
 			}
 			slot_touch(s, pos.tick);
 			return 1;
@@ -159,7 +161,7 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 			return -1;
 		s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq);
 		if (!s)
-			continue;	/* it lost its slot meanwhile */
+			continue; /* it lost its slot meanwhile */
 		if (rq->count) {
 			w = slot_states(s, v6);
 #pragma unroll
@@ -167,9 +169,11 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 				if (!admin_layer(rq, i, cfg_layers))
 					continue;
 				/* Its start, now: as a turnover's, read after the swap. */
-				__sync_val_compare_and_swap(&w[i].start_gen, READ_ONCE(w[i].start_gen),
-							    window_start_now(clk, rq->window_ns[i],
-									     xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
+				__sync_val_compare_and_swap(
+					&w[i].start_gen, READ_ONCE(w[i].start_gen),
+					window_start_now(
+						clk, rq->window_ns[i],
+						xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
 			}
 			slot_touch(s, pos.tick);
 		}
@@ -248,8 +252,9 @@ static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, cons
 		busy = (tag & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_BUSY;
 		bpf_spin_lock(&lk->lock);
 		/* The tag names the key (IPv6: with its half hash; the key is checked too). */
-		if ((!v6 || (k6 = (void *)(s + 1), k6->addr[0] == key.k[0] && k6->addr[1] == key.k[1] &&
-			     k6->addr[2] == key.k[2] && k6->addr[3] == key.k[3])) &&
+		if ((!v6 || (k6 = (void *)(s + 1),
+			     k6->addr[0] == key.k[0] && k6->addr[1] == key.k[1] &&
+				     k6->addr[2] == key.k[2] && k6->addr[3] == key.k[3])) &&
 		    __sync_val_compare_and_swap(&s->tag, tag, busy) == tag) {
 			st = slot_states(s, v6);
 #pragma unroll

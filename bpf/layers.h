@@ -24,14 +24,14 @@
 
 /* What a packet's charge did to a key's layers. */
 struct charge {
-	__u64 gens[XDP_RL_MAX_LAYERS];	/* window generation charged, per layer */
-	int refused;			/* the layer that refused, or -1 */
-	int held_from, held_to;		/* the layers still holding the charge */
+	__u64 gens[XDP_RL_MAX_LAYERS]; /* window generation charged, per layer */
+	int refused;		       /* the layer that refused, or -1 */
+	int held_from, held_to;	       /* the layers still holding the charge */
 };
 
 /* Take back the charges of layers [@from, @to). */
-static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch,
-					int from, int to, __u64 inc)
+static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch, int from,
+					int to, __u64 inc)
 {
 	int i;
 
@@ -53,8 +53,8 @@ static __always_inline void layers_undo(struct xdp_rl_state *st, const struct ch
  */
 static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 					 const struct xdp_rl_layer *lay, __u32 n,
-					 const struct window_clock *clk, __u64 inc,
-					 __u64 *opened, struct charge *ch)
+					 const struct window_clock *clk, __u64 inc, __u64 *opened,
+					 struct charge *ch)
 {
 	int i, op;
 	__u64 count;

@@ -15,10 +15,10 @@
 
 /* Fixed at load time by xdp-rl (user/skel.c); the verifier prunes what they rule out. */
 const volatile __u32 cfg_bytes = 0;
-const volatile __u32 cfg_layers = 1;	/* windows per slot, --max-layers */
+const volatile __u32 cfg_layers = 1; /* windows per slot, --max-layers */
 const volatile __be32 cfg_v4_mask = 0xffffffff;
 const volatile __be32 cfg_v6_mask[4] = { 0xffffffff, 0xffffffff, 0, 0 };
-const volatile __u64 cfg_seed = 0;	/* the tables' hash key */
+const volatile __u64 cfg_seed = 0; /* the tables' hash key */
 /* Buckets in src4, src6, agg4 and agg6 (the maps' max_entries), in that order. */
 const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
@@ -58,13 +58,13 @@ struct {
  * buckets from --max-sources, and the value size from the layers a slot has
  * room for, before load.
  */
-#define SOURCE_TABLE(name)						\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_ARRAY);			\
-		__uint(map_flags, BPF_F_MMAPABLE);			\
-		__uint(max_entries, 1);					\
-		__uint(key_size, sizeof(__u32));			\
-		__uint(value_size, XDP_RL_BUCKET_SLOTS * 64);		\
+#define SOURCE_TABLE(name)                                    \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_ARRAY);             \
+		__uint(map_flags, BPF_F_MMAPABLE);            \
+		__uint(max_entries, 1);                       \
+		__uint(key_size, sizeof(__u32));              \
+		__uint(value_size, XDP_RL_BUCKET_SLOTS * 64); \
 	} name SEC(".maps")
 
 SOURCE_TABLE(src4);
@@ -127,7 +127,7 @@ struct {
  * charge_req): on the stack it would take the call chain past the 512
  * bytes the verifier allows (xdp_rl, limit_slow, table_insert).
  */
-#define SCRATCH_SIZE	128
+#define SCRATCH_SIZE 128
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -19,7 +19,7 @@
 #include "maps.h"
 
 #ifndef ETH_P_8021AD
-#define ETH_P_8021AD	0x88A8
+#define ETH_P_8021AD 0x88A8
 #endif
 
 struct cursor {
@@ -31,7 +31,6 @@ struct vlan_tag {
 	__be16 tci;
 	__be16 encap_proto;
 };
-
 
 static __always_inline int is_vlan(__be16 proto)
 {

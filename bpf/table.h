@@ -62,15 +62,15 @@ struct table_key {
 
 /* Where a key goes in a table, and the time of the packet looking. */
 struct table_pos {
-	__u64 tag;		/* the key's tag, LIVE */
-	__u64 now;		/* the window clock */
-	__u32 b1, b2;		/* its buckets */
-	__u32 lock;		/* its insert lock */
-	__u32 pad;		/* 0: a global function's argument is read whole */
-	__u64 tick;		/* jiffies, for struct xdp_rl_slot's seen */
+	__u64 tag;    /* the key's tag, LIVE */
+	__u64 now;    /* the window clock */
+	__u32 b1, b2; /* its buckets */
+	__u32 lock;   /* its insert lock */
+	__u32 pad;    /* 0: a global function's argument is read whole */
+	__u64 tick;   /* jiffies, for struct xdp_rl_slot's seen */
 };
 
-#define SEEN_FOUND	0xffffULL	/* seen's low bits once a packet found the slot */
+#define SEEN_FOUND 0xffffULL /* seen's low bits once a packet found the slot */
 
 /*
  * Where a key's slot is, as table_find and table_insert give it (a number,
@@ -79,9 +79,9 @@ struct table_pos {
  * and above them what an insert did; -1 if the key has no slot. Read it
  * with the accessors below.
  */
-#define INSERT_NEW	(1L << 40)	/* the key was given a slot */
-#define INSERT_EVICTED	(1L << 41)	/* ... that held an open window of another */
-#define INSERT_WHERE	0xffffffffL
+#define INSERT_NEW     (1L << 40) /* the key was given a slot */
+#define INSERT_EVICTED (1L << 41) /* ... that held an open window of another */
+#define INSERT_WHERE   0xffffffffL
 
 /* The slot's index in its table. */
 static __always_inline __u32 at_index(long at)
@@ -128,8 +128,8 @@ static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct
 {
 	const struct xdp_rl_key6 *k = (const void *)(s + 1);
 
-	return k->addr[0] == key->k[0] && k->addr[1] == key->k[1] &&
-	       k->addr[2] == key->k[2] && k->addr[3] == key->k[3];
+	return k->addr[0] == key->k[0] && k->addr[1] == key->k[1] && k->addr[2] == key->k[2] &&
+	       k->addr[3] == key->k[3];
 }
 
 /*
@@ -259,13 +259,13 @@ static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, l
  * full (--max-sources) a few keys in a million find both full, where always
  * filling the first would turn away three in a thousand.
  */
-#define RANK_STALE	2
-#define RANK_AGE_MAX	((1ULL << 50) - 1)
-#define RANK_NEVER	(1ULL << 62)
+#define RANK_STALE   2
+#define RANK_AGE_MAX ((1ULL << 50) - 1)
+#define RANK_NEVER   (1ULL << 62)
 
 static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const int v6,
-				       const struct table_pos *pos,
-				       const struct xdp_rl_live *live, __u64 other_bucket)
+				       const struct table_pos *pos, const struct xdp_rl_live *live,
+				       __u64 other_bucket)
 {
 	struct xdp_rl_state *st = slot_states(s, v6);
 	__u64 open = 0, age, rank, now, seen, start, w, m;
@@ -310,13 +310,13 @@ static __always_inline __u64 bucket_free(void *bk, const int v6)
 #pragma unroll
 	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
 		s = bk + j * size;
-		n += 1 + mask_nonzero(READ_ONCE(s->tag));	/* 1 if empty, else 0 */
+		n += 1 + mask_nonzero(READ_ONCE(s->tag)); /* 1 if empty, else 0 */
 	}
 	return n;
 }
 
 /* Insert attempts (a victim taken by a racing insert of another key) before giving up. */
-#define TABLE_CLAIM_TRIES	2
+#define TABLE_CLAIM_TRIES 2
 
 /*
  * Give @key a slot in the buckets @bk1 and @bk2 of a table (the protocol
@@ -325,10 +325,9 @@ static __always_inline __u64 bucket_free(void *bk, const int v6)
  * -1 if no slot could be had, which only a storm of racing inserts into the
  * same buckets can cause. @order ranks inserts within a tick.
  */
-static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock *lk,
-					const int v6, const struct table_key *key,
-					const struct table_pos *pos, const struct xdp_rl_live *live,
-					__u64 order)
+static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock *lk, const int v6,
+					const struct table_key *key, const struct table_pos *pos,
+					const struct xdp_rl_live *live, __u64 order)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
 	__u64 t, vtag, rank, best, busy, m, second;
@@ -372,7 +371,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 			}
 		}
 		if (best == RANK_NEVER)
-			break;	/* all eight are being taken by other inserts */
+			break; /* all eight are being taken by other inserts */
 		vj &= 2 * XDP_RL_BUCKET_SLOTS - 1;
 		s = (vj < XDP_RL_BUCKET_SLOTS ? bk1 : bk2) + (vj % XDP_RL_BUCKET_SLOTS) * size;
 		/* 1: claim it; a racing insert of another key may have been first. */

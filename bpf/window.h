@@ -60,24 +60,24 @@
 #include "maps.h"
 
 #ifndef READ_ONCE
-#define READ_ONCE(x)		(*(volatile typeof(x) *)&(x))
-#define WRITE_ONCE(x, v)	(*(volatile typeof(x) *)&(x) = (v))
+#define READ_ONCE(x)	 (*(volatile typeof(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 #endif
 
 /* Rounds of look, charge or turn over before a packet is refused. */
-#define WINDOW_TRIES		4
+#define WINDOW_TRIES 4
 /* Attempts to take back a charge before leaving it (which only refuses more). */
-#define WINDOW_UNDO_TRIES	4
+#define WINDOW_UNDO_TRIES 4
 /* A charge's generation when nothing was charged. */
-#define WINDOW_NOT_CHARGED	(~0ULL)
+#define WINDOW_NOT_CHARGED (~0ULL)
 
 /* How to read the window clock, and how a window opened now is placed. */
 struct window_clock {
-	__u64 now;		/* read when the packet came in */
-	__s64 tai_to_unix_ns;	/* aligned windows: CLOCK_TAI to Unix time */
-	__s64 jiffies_base_ns;	/* the tick clock: jiffies * tick_ns + this */
+	__u64 now;	       /* read when the packet came in */
+	__s64 tai_to_unix_ns;  /* aligned windows: CLOCK_TAI to Unix time */
+	__s64 jiffies_base_ns; /* the tick clock: jiffies * tick_ns + this */
 	__u32 tick_ns;
-	__u32 flags;		/* XDP_RL_F_ALIGNED, XDP_RL_F_COARSE_CLOCK */
+	__u32 flags; /* XDP_RL_F_ALIGNED, XDP_RL_F_COARSE_CLOCK */
 };
 
 /*
@@ -114,7 +114,8 @@ static __always_inline __u64 window_start_now(const struct window_clock *clk, __
 					      __u64 gen)
 {
 	return xdp_rl_window_start(clock_fresh(clk), window_ns, clk->flags & XDP_RL_F_ALIGNED,
-				   clk->tai_to_unix_ns) | gen;
+				   clk->tai_to_unix_ns) |
+	       gen;
 }
 
 /*
@@ -159,15 +160,16 @@ static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
 		c = READ_ONCE(s->count_gen);
 		if (__sync_val_compare_and_swap(&s->count_gen, c,
 						(((xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK)
-						 << XDP_RL_COUNT_BITS) | count) == c)
+						 << XDP_RL_COUNT_BITS) |
+							count) == c)
 			return;
 	}
 }
 
 /* What window_hit_slow did, beside the count it returns. */
 struct window_charge {
-	__u64 gen;		/* the generation charged, or WINDOW_NOT_CHARGED */
-	__u32 opened;		/* 1 if the charge opened the window */
+	__u64 gen;    /* the generation charged, or WINDOW_NOT_CHARGED */
+	__u32 opened; /* 1 if the charge opened the window */
 	__u32 pad;
 };
 

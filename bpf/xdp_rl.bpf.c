@@ -26,10 +26,10 @@ enum verdict {
 	V_PASS,
 	V_LIMIT,
 	V_DENY,
-	V_ALLOW,	/* passed by an allow rule */
+	V_ALLOW, /* passed by an allow rule */
 	V_MALFORMED,
-	V_SLOW,		/* limit_fast: not the common case, take the general path */
-	V_LOST,		/* the key's slot passed to another key under the packet: look again */
+	V_SLOW, /* limit_fast: not the common case, take the general path */
+	V_LOST, /* the key's slot passed to another key under the packet: look again */
 };
 
 /*
@@ -37,7 +37,7 @@ enum verdict {
  * global function can take it) and its key (masked).
  */
 struct packet {
-	__u32 a[4];		/* a[0] for IPv4 */
+	__u32 a[4]; /* a[0] for IPv4 */
 	struct table_key key;
 };
 
@@ -46,8 +46,8 @@ struct packet {
 
 /* What the general path says beside its verdict. */
 struct limit_out {
-	__u32 rule;		/* the id of the rule that matched, or NO_RULE */
-	__u32 lost_verdict;	/* V_LOST: what the charge decided */
+	__u32 rule;	    /* the id of the rule that matched, or NO_RULE */
+	__u32 lost_verdict; /* V_LOST: what the charge decided */
 };
 
 static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_config *cfg)
@@ -68,8 +68,10 @@ static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
 
 static __always_inline void *table_map(const int t)
 {
-	return t == T_SRC4 ? (void *)&src4 : t == T_SRC6 ? (void *)&src6 :
-	       t == T_AGG4 ? (void *)&agg4 : (void *)&agg6;
+	return t == T_SRC4 ? (void *)&src4 :
+	       t == T_SRC6 ? (void *)&src6 :
+	       t == T_AGG4 ? (void *)&agg4 :
+			     (void *)&agg6;
 }
 
 /*
@@ -99,11 +101,11 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 	lk = bpf_map_lookup_elem(&locks, &lock);
 	if (!lk)
 		return -1;
-#define PAIR_INSERT(map, v6)						\
-	bk1 = bpf_map_lookup_elem(&map, &b1);				\
-	bk2 = bpf_map_lookup_elem(&map, &b2);				\
-	if (!bk1 || !bk2)						\
-		return -1;						\
+#define PAIR_INSERT(map, v6)                  \
+	bk1 = bpf_map_lookup_elem(&map, &b1); \
+	bk2 = bpf_map_lookup_elem(&map, &b2); \
+	if (!bk1 || !bk2)                     \
+		return -1;                    \
 	at = pair_insert(bk1, bk2, lk, v6, key, pos, live, st->c[XDP_RL_STAT_INSERTS])
 	switch (t) {
 	case T_SRC4: PAIR_INSERT(src4, 0); break;
@@ -141,8 +143,8 @@ static __always_inline long table_add(const int t, const struct table_key *key,
 }
 
 /* new_source_take: refused, or admitted without a charge to take back. */
-#define NEW_REFUSED	(~0ULL)
-#define NEW_FREE	(~1ULL)
+#define NEW_REFUSED (~0ULL)
+#define NEW_FREE    (~1ULL)
 
 /*
  * Whether --new-sources (@cap) admits one more source into the table now:
@@ -256,12 +258,12 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct 
  * and the insert under it share 512 bytes of stack).
  */
 struct charge_req {
-	struct table_pos pos;	/* the key's (tag, read again after the charge; tick) */
+	struct table_pos pos; /* the key's (tag, read again after the charge; tick) */
 	struct window_clock clk;
 	__u64 inc;
-	long at;		/* table_find/table_insert's position; T_SHARED: rule id */
-	__u32 t;		/* T_SRC4 .. T_AGG6, or T_SHARED */
-	__u32 n;		/* layers in force */
+	long at; /* table_find/table_insert's position; T_SHARED: rule id */
+	__u32 t; /* T_SRC4 .. T_AGG6, or T_SHARED */
+	__u32 n; /* layers in force */
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
@@ -286,13 +288,13 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 
 	if (!r || !lim || !st || !decided)
 		return V_PASS;
-	/*
+		/*
 	 * Each case names its map and its slot layout as constants: the verifier
 	 * cannot tie a later test of r->t to the map chosen here.
 	 */
-#define TABLE_STATES(map, v6)						\
-	slot = table_slot(&map, v6, r->at);				\
-	s = slot ? slot_states(slot, v6) : NULL;			\
+#define TABLE_STATES(map, v6)                    \
+	slot = table_slot(&map, v6, r->at);      \
+	s = slot ? slot_states(slot, v6) : NULL; \
 	break
 	switch (r->t) {
 	case T_SRC4: TABLE_STATES(src4, 0);
@@ -433,13 +435,13 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	w = slot_states(s, v6);
 	jiffies = clock_ticks();
 	e = READ_ONCE(w->start_gen);
-	if (xdp_rl_window_over(e, clock_read(jiffies, live->flags, live->tick_ns,
-					     live->jiffies_base_ns),
-			       live->layer[0].window_ns))
+	if (xdp_rl_window_over(
+		    e, clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns),
+		    live->layer[0].window_ns))
 		return V_SLOW;
 	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
-	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) ||
-	    READ_ONCE(s->tag) != pos.tag) {
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT ||
+	    xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) || READ_ONCE(s->tag) != pos.tag) {
 		window_undo(w, xdp_rl_gen_of_count(r), inc);
 		return V_SLOW;
 	}

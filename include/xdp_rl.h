@@ -16,10 +16,10 @@
 /* ---- Names ------------------------------------------------------------- */
 
 /* Pinned objects live in PIN_ROOT/<netns-inode>/<ifindex>/ */
-#define XDP_RL_PIN_ROOT		"xdp-rl"
-#define XDP_RL_PIN_LINK		"link"
-#define XDP_RL_PIN_PROG		"prog"
-#define XDP_RL_PIN_ADMIN	"admin"
+#define XDP_RL_PIN_ROOT	 "xdp-rl"
+#define XDP_RL_PIN_LINK	 "link"
+#define XDP_RL_PIN_PROG	 "prog"
+#define XDP_RL_PIN_ADMIN "admin"
 
 /*
  * Every map of the program, in one list: X(ID, name, kind). bpf/maps.h
@@ -29,12 +29,13 @@
  * names are cut at 15 characters: keep names shorter.
  */
 enum xdp_rl_map_kind {
-	XDP_RL_NEW,		/* made anew by every load: the old program keeps its own */
-	XDP_RL_KEEP,		/* kept by every replacement */
-	XDP_RL_KEEP_TABLE,	/* a source table: kept while its layout is the same */
-	XDP_RL_KEEP_RULES,	/* the rules: kept unless --rules brings new ones */
+	XDP_RL_NEW,	   /* made anew by every load: the old program keeps its own */
+	XDP_RL_KEEP,	   /* kept by every replacement */
+	XDP_RL_KEEP_TABLE, /* a source table: kept while its layout is the same */
+	XDP_RL_KEEP_RULES, /* the rules: kept unless --rules brings new ones */
 };
 
+/* clang-format off */
 #define XDP_RL_MAPS(X)						\
 	X(CONFIG, config, XDP_RL_NEW)				\
 	X(STATS, stats, XDP_RL_KEEP)				\
@@ -56,14 +57,15 @@ enum xdp_rl_map_id {
 	XDP_RL_NMAPS,
 };
 #undef XDP_RL_MAP_ENUM
+/* clang-format on */
 
 /* ---- Limits ------------------------------------------------------------ */
 
-#define XDP_RL_MAX_VLAN_DEPTH	2	/* 802.1ad outer + 802.1Q inner (QinQ) */
-#define XDP_RL_MAX_LAYERS	4	/* windows per key: --layer N/DUR, up to 4 */
-#define XDP_RL_MAX_RULES	16384	/* per-prefix rules, IPv4 and IPv6 together */
-#define XDP_RL_AGG4_PREFIX	24	/* --on-table-full aggregate: one window per /24 */
-#define XDP_RL_AGG6_PREFIX	48	/* ... and per /48 */
+#define XDP_RL_MAX_VLAN_DEPTH 2	    /* 802.1ad outer + 802.1Q inner (QinQ) */
+#define XDP_RL_MAX_LAYERS     4	    /* windows per key: --layer N/DUR, up to 4 */
+#define XDP_RL_MAX_RULES      16384 /* per-prefix rules, IPv4 and IPv6 together */
+#define XDP_RL_AGG4_PREFIX    24    /* --on-table-full aggregate: one window per /24 */
+#define XDP_RL_AGG6_PREFIX    48    /* ... and per /48 */
 
 /*
  * The state of one window: two 64-bit words, changed only with BPF atomics
@@ -79,18 +81,18 @@ enum xdp_rl_map_id {
  * forward, one step per window (turnover, reset, a slot passing to another
  * key), and wraps after 2^16 windows.
  */
-#define XDP_RL_GEN_BITS		16
-#define XDP_RL_GEN_MASK		((1ULL << XDP_RL_GEN_BITS) - 1)
-#define XDP_RL_GRAIN		(1ULL << XDP_RL_GEN_BITS)	/* 65.536 us */
-#define XDP_RL_COUNT_BITS	(64 - XDP_RL_GEN_BITS)
-#define XDP_RL_COUNT_MASK	((1ULL << XDP_RL_COUNT_BITS) - 1)
+#define XDP_RL_GEN_BITS	  16
+#define XDP_RL_GEN_MASK	  ((1ULL << XDP_RL_GEN_BITS) - 1)
+#define XDP_RL_GRAIN	  (1ULL << XDP_RL_GEN_BITS) /* 65.536 us */
+#define XDP_RL_COUNT_BITS (64 - XDP_RL_GEN_BITS)
+#define XDP_RL_COUNT_MASK ((1ULL << XDP_RL_COUNT_BITS) - 1)
 /*
  * Counts stop growing here so that an increment can never carry into the
  * generation bits (the largest increment is one frame, far below the gap).
  */
-#define XDP_RL_COUNT_SAT	(1ULL << (XDP_RL_COUNT_BITS - 1))
+#define XDP_RL_COUNT_SAT (1ULL << (XDP_RL_COUNT_BITS - 1))
 /* The largest limit a user may set: below saturation, so it is exact. */
-#define XDP_RL_LIMIT_MAX	(XDP_RL_COUNT_SAT >> 1)
+#define XDP_RL_LIMIT_MAX (XDP_RL_COUNT_SAT >> 1)
 /*
  * A window whose start is further ahead of a CPU's reading of the clock
  * than this began on another clock (after --per-key and --aligned trade
@@ -98,7 +100,7 @@ enum xdp_rl_map_id {
  * reading is this stale, so a window another CPU has just opened is never
  * taken for one.
  */
-#define XDP_RL_AHEAD_MAX_NS	(3600ULL * 1000000000ULL)
+#define XDP_RL_AHEAD_MAX_NS (3600ULL * 1000000000ULL)
 
 struct xdp_rl_state {
 	__u64 start_gen;
@@ -158,7 +160,7 @@ static inline __u64 xdp_rl_window_start(__u64 now, __u64 window_ns, int aligned,
 
 /* IPv6 sources are keyed by the address masked to --v6-prefix. */
 struct xdp_rl_key6 {
-	__u32 addr[4];		/* network byte order */
+	__u32 addr[4]; /* network byte order */
 };
 
 /* ---- Source tables --------------------------------------------------------- */
@@ -176,12 +178,12 @@ struct xdp_rl_key6 {
  * xdp_rl_key6), then the state of each layer (struct xdp_rl_state).
  */
 #define XDP_RL_BUCKET_SLOTS	4
-#define XDP_RL_SLOTS_PER_SOURCE	2	/* slots per --max-sources: room to spare */
-#define XDP_RL_LOCKS		1024	/* insert locks, striped by key hash */
+#define XDP_RL_SLOTS_PER_SOURCE 2    /* slots per --max-sources: room to spare */
+#define XDP_RL_LOCKS		1024 /* insert locks, striped by key hash */
 
-#define XDP_RL_TAG_LIVE		1ULL	/* the slot holds the key in its tag */
-#define XDP_RL_TAG_BUSY		2ULL	/* being handed to a new key: matches none */
-#define XDP_RL_TAG_FLAGS	3ULL
+#define XDP_RL_TAG_LIVE	 1ULL /* the slot holds the key in its tag */
+#define XDP_RL_TAG_BUSY	 2ULL /* being handed to a new key: matches none */
+#define XDP_RL_TAG_FLAGS 3ULL
 
 struct xdp_rl_slot {
 	/*
@@ -211,14 +213,13 @@ XDP_RL_INLINE __u32 xdp_rl_slot_head(int v6)
 
 XDP_RL_INLINE __u32 xdp_rl_slot_size(int v6, __u32 layers)
 {
-	return xdp_rl_slot_head(v6) + layers * 16;	/* 16: struct xdp_rl_state */
+	return xdp_rl_slot_head(v6) + layers * 16; /* 16: struct xdp_rl_state */
 }
 
 /* Buckets for a table of @sources: XDP_RL_SLOTS_PER_SOURCE slots each. */
 XDP_RL_INLINE __u32 xdp_rl_buckets(__u64 sources)
 {
-	return (sources * XDP_RL_SLOTS_PER_SOURCE + XDP_RL_BUCKET_SLOTS - 1) /
-	       XDP_RL_BUCKET_SLOTS;
+	return (sources * XDP_RL_SLOTS_PER_SOURCE + XDP_RL_BUCKET_SLOTS - 1) / XDP_RL_BUCKET_SLOTS;
 }
 
 /* A 64-bit mixer (splitmix64's finaliser): every input bit moves every output bit. */
@@ -239,7 +240,7 @@ XDP_RL_INLINE __u64 xdp_rl_mix(__u64 x)
  * lsid). Sources under different limits never share a window, even when
  * their masked addresses are the same.
  */
-#define XDP_RL_LSID_MAX		((1U << 30) - 1)
+#define XDP_RL_LSID_MAX ((1U << 30) - 1)
 
 /*
  * The hash of a key, keyed by the table's random seed so that nobody outside
@@ -289,13 +290,13 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
 }
 
 /* The longest window xdp-rl takes (366 days). */
-#define XDP_RL_WINDOW_MAX_NS	(366ULL * 24 * 3600 * 1000000000ULL)
+#define XDP_RL_WINDOW_MAX_NS (366ULL * 24 * 3600 * 1000000000ULL)
 
 /* ---- Settings ---------------------------------------------------------- */
 
-#define XDP_RL_F_DRY_RUN	(1U << 0)	/* count, never drop */
-#define XDP_RL_F_ALIGNED	(1U << 1)	/* windows aligned to the epoch */
-#define XDP_RL_F_COARSE_CLOCK	(1U << 2)	/* per key, on the tick clock */
+#define XDP_RL_F_DRY_RUN      (1U << 0) /* count, never drop */
+#define XDP_RL_F_ALIGNED      (1U << 1) /* windows aligned to the epoch */
+#define XDP_RL_F_COARSE_CLOCK (1U << 2) /* per key, on the tick clock */
 
 /* One layer: up to `limit` packets (or bytes) per window of `window_ns`. */
 struct xdp_rl_layer {
@@ -310,20 +311,20 @@ struct xdp_rl_layers_limits {
 
 /* What happens to a new source when --new-sources refuses it a table entry. */
 enum xdp_rl_on_full {
-	XDP_RL_FULL_PASS,	/* pass it, unlimited */
-	XDP_RL_FULL_DROP,	/* drop it */
-	XDP_RL_FULL_AGGREGATE,	/* charge it to its /24 (IPv4) or /48 (IPv6) */
+	XDP_RL_FULL_PASS,      /* pass it, unlimited */
+	XDP_RL_FULL_DROP,      /* drop it */
+	XDP_RL_FULL_AGGREGATE, /* charge it to its /24 (IPv4) or /48 (IPv6) */
 };
 
 /* What `xdp-rl set` (and `rule add/del`) change live; read on every packet. */
 struct xdp_rl_live {
 	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
-	struct xdp_rl_layer new_sources;	/* limit 0: no cap on inserts */
-	__s64 tai_to_unix_ns;	/* CLOCK_REALTIME - CLOCK_TAI, for --aligned */
-	__u32 nlayers;		/* 1..XDP_RL_MAX_LAYERS, at most fixed.max_layers */
-	__u32 flags;		/* XDP_RL_F_* */
-	__u32 on_full;		/* enum xdp_rl_on_full */
-	__u32 lsid;		/* the limit set of these layers (keys charged under them) */
+	struct xdp_rl_layer new_sources; /* limit 0: no cap on inserts */
+	__s64 tai_to_unix_ns;		 /* CLOCK_REALTIME - CLOCK_TAI, for --aligned */
+	__u32 nlayers;			 /* 1..XDP_RL_MAX_LAYERS, at most fixed.max_layers */
+	__u32 flags;			 /* XDP_RL_F_* */
+	__u32 on_full;			 /* enum xdp_rl_on_full */
+	__u32 lsid; /* the limit set of these layers (keys charged under them) */
 	__u32 pad;
 	/*
 	 * The longest window of any limit in force, the rules' included: a
@@ -331,7 +332,7 @@ struct xdp_rl_live {
 	 * is over (the table ranks slots to give up by it).
 	 */
 	__u64 max_window_ns;
-	__u32 nrules4;		/* rules in rules4: 0 skips the lookup */
+	__u32 nrules4; /* rules in rules4: 0 skips the lookup */
 	__u32 nrules6;
 	/*
 	 * XDP_RL_F_COARSE_CLOCK: the time is jiffies * tick_ns + jiffies_base_ns
@@ -351,9 +352,9 @@ struct xdp_rl_live {
 
 /* Fixed at load; the datapath has them as .rodata, this copy is for status. */
 struct xdp_rl_fixed {
-	__u64 max_sources;	/* sources each of src4 and src6 has room for */
-	__u64 loaded_at_unix;	/* seconds */
-	__u64 seed;		/* the source tables' hash key (xdp_rl_hash) */
+	__u64 max_sources;    /* sources each of src4 and src6 has room for */
+	__u64 loaded_at_unix; /* seconds */
+	__u64 seed;	      /* the source tables' hash key (xdp_rl_hash) */
 	/*
 	 * The network namespace loaded in (SO_NETNS_COOKIE, unique for the
 	 * boot): pins are filed by the namespace's inode, which a namespace
@@ -361,11 +362,11 @@ struct xdp_rl_fixed {
 	 */
 	__u64 netns_cookie;
 	__u32 ifindex;
-	__u32 bytes;		/* 1: count bytes, 0: count packets */
+	__u32 bytes; /* 1: count bytes, 0: count packets */
 	__u32 v4_prefix;
 	__u32 v6_prefix;
-	__u32 xdp_mode;		/* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
-	__u32 max_layers;	/* layers each source's state has room for */
+	__u32 xdp_mode;	  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
+	__u32 max_layers; /* layers each source's state has room for */
 	char ifname[16];
 };
 
@@ -399,28 +400,28 @@ struct xdp_rl_rule_key6 {
 };
 
 enum xdp_rl_action {
-	XDP_RL_RULE_LIMIT,	/* its own layers, per source or shared */
-	XDP_RL_RULE_ALLOW,	/* never limited, still counted */
-	XDP_RL_RULE_DENY,	/* always dropped */
+	XDP_RL_RULE_LIMIT, /* its own layers, per source or shared */
+	XDP_RL_RULE_ALLOW, /* never limited, still counted */
+	XDP_RL_RULE_DENY,  /* always dropped */
 };
 
-#define XDP_RL_RULE_F_SHARED	(1U << 0)	/* one budget for the whole prefix */
+#define XDP_RL_RULE_F_SHARED (1U << 0) /* one budget for the whole prefix */
 
 struct xdp_rl_rule {
 	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
-	__u32 id;		/* index into rule_hits and shared */
-	__u32 action;		/* enum xdp_rl_action */
+	__u32 id;     /* index into rule_hits and shared */
+	__u32 action; /* enum xdp_rl_action */
 	__u32 nlayers;
-	__u32 flags;		/* XDP_RL_RULE_F_* */
-	__u32 lsid;		/* its limit set: the keys of its sources (per source) */
+	__u32 flags; /* XDP_RL_RULE_F_* */
+	__u32 lsid;  /* its limit set: the keys of its sources (per source) */
 	__u32 pad;
 };
 
 /* Per-CPU, per rule id. */
 struct xdp_rl_rule_hits {
-	__u64 packets;		/* matched the rule */
-	__u64 dropped;		/* of those, dropped */
-	__u64 would_drop;	/* ... or passed, by --dry-run, that it would have dropped */
+	__u64 packets;	  /* matched the rule */
+	__u64 dropped;	  /* of those, dropped */
+	__u64 would_drop; /* ... or passed, by --dry-run, that it would have dropped */
 };
 
 /* The window state of one key: a window per layer. */
@@ -462,14 +463,14 @@ enum xdp_rl_admin_op {
  * `admin` entry point; the answer comes back in the frame's @result.
  */
 struct xdp_rl_admin {
-	__u32 op;		/* enum xdp_rl_admin_op */
-	__u32 table;		/* enum xdp_rl_table */
-	__u32 key[4];		/* as the datapath keys it; XDP_RL_T_SHARED: unused */
-	__u32 lsid;		/* the key's limit set */
-	__u32 index;		/* CLOSE_BUCKET: the bucket; XDP_RL_T_SHARED: the rule id */
-	__u32 from, to;		/* layers */
+	__u32 op;	/* enum xdp_rl_admin_op */
+	__u32 table;	/* enum xdp_rl_table */
+	__u32 key[4];	/* as the datapath keys it; XDP_RL_T_SHARED: unused */
+	__u32 lsid;	/* the key's limit set */
+	__u32 index;	/* CLOSE_BUCKET: the bucket; XDP_RL_T_SHARED: the rule id */
+	__u32 from, to; /* layers */
 	__u64 count;
-	__u64 window_ns[XDP_RL_MAX_LAYERS];	/* the layers' lengths (RESET with a count, CHARGE) */
+	__u64 window_ns[XDP_RL_MAX_LAYERS]; /* the layers' lengths (RESET with a count, CHARGE) */
 	/* Out: 1 done (CLOSE_BUCKET: the live slots closed), 0 no such key, < 0 failed. */
 	__s32 result;
 	__u32 pad;
@@ -481,6 +482,7 @@ struct xdp_rl_admin {
  * Every counter, in one list: X(ID, name, what it counts). The datapath
  * counts XDP_RL_STAT_<ID>; `stats` shows it as <name>.
  */
+/* clang-format off */
 #define XDP_RL_STATS(X)								\
 	X(PASSED, passed, "admitted by the limit (or an allow rule)")		\
 	X(DROPPED, dropped, "over the limit, dropped")				\
@@ -504,6 +506,7 @@ enum xdp_rl_stat {
 	XDP_RL_STAT_MAX,
 };
 #undef XDP_RL_STAT_ENUM
+/* clang-format on */
 
 struct xdp_rl_stats {
 	__u64 c[XDP_RL_STAT_MAX];

@@ -23,12 +23,17 @@ int admin_run(const struct limiter *l, struct xdp_rl_admin *rq)
 	return 0;
 }
 
-static int key_request(const struct limiter *l, __u32 op, __u32 table, const __u32 k[4],
-		       __u32 lsid, __u32 index, __u32 from, __u32 to, __u64 count,
+static int key_request(const struct limiter *l, __u32 op, __u32 table, const __u32 k[4], __u32 lsid,
+		       __u32 index, __u32 from, __u32 to, __u64 count,
 		       const struct xdp_rl_layer *lay)
 {
-	struct xdp_rl_admin rq = { .op = op, .table = table, .lsid = lsid, .index = index,
-				   .from = from, .to = to, .count = count };
+	struct xdp_rl_admin rq = { .op = op,
+				   .table = table,
+				   .lsid = lsid,
+				   .index = index,
+				   .from = from,
+				   .to = to,
+				   .count = count };
 	__u32 i;
 
 	if (k)
@@ -45,8 +50,8 @@ static int key_request(const struct limiter *l, __u32 op, __u32 table, const __u
 	return rq.result;
 }
 
-int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from,
-		__u32 to, __u64 count, const struct xdp_rl_layer *lay)
+int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from, __u32 to,
+		__u64 count, const struct xdp_rl_layer *lay)
 {
 	return key_request(l, XDP_RL_ADMIN_RESET, pin_table(id), k, lsid, 0, from, to, count, lay);
 }
@@ -54,8 +59,8 @@ int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, _
 int admin_reset_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to, __u64 count,
 		       const struct xdp_rl_layer *lay)
 {
-	return key_request(l, XDP_RL_ADMIN_RESET, XDP_RL_T_SHARED, NULL, 0, rule_id, from, to, count,
-			   lay);
+	return key_request(l, XDP_RL_ADMIN_RESET, XDP_RL_T_SHARED, NULL, 0, rule_id, from, to,
+			   count, lay);
 }
 
 int admin_charge(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from,
@@ -64,8 +69,8 @@ int admin_charge(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, 
 	return key_request(l, XDP_RL_ADMIN_CHARGE, pin_table(id), k, lsid, 0, from, to, count, lay);
 }
 
-int admin_charge_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to,
-			__u64 count, const struct xdp_rl_layer *lay)
+int admin_charge_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to, __u64 count,
+			const struct xdp_rl_layer *lay)
 {
 	return key_request(l, XDP_RL_ADMIN_CHARGE, XDP_RL_T_SHARED, NULL, 0, rule_id, from, to,
 			   count, lay);
@@ -80,8 +85,8 @@ int admin_close_table(const struct limiter *l, int id, __u32 from, __u32 to, __u
 	if (bpf_obj_get_info_by_fd(l->fd[id], &info, &len))
 		return -1;
 	for (b = 0; b < info.max_entries; b++) {
-		r = key_request(l, XDP_RL_ADMIN_CLOSE_BUCKET, pin_table(id), NULL, 0, b, from, to, 0,
-				NULL);
+		r = key_request(l, XDP_RL_ADMIN_CLOSE_BUCKET, pin_table(id), NULL, 0, b, from, to,
+				0, NULL);
 		if (r < 0)
 			return -1;
 		*closed += r;

@@ -20,16 +20,16 @@ int admin_run(const struct limiter *l, struct xdp_rl_admin *rq);
  * holding @count from now (@lay: the layers' lengths). Returns 1 done, 0
  * no such key, -1 failed (errno).
  */
-int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from,
-		__u32 to, __u64 count, const struct xdp_rl_layer *lay);
+int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from, __u32 to,
+		__u64 count, const struct xdp_rl_layer *lay);
 /* The same, for the budget of --shared rule @rule_id. */
 int admin_reset_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to, __u64 count,
 		       const struct xdp_rl_layer *lay);
 /* Charge @count to those windows without a limit check (a key without a slot gets one). */
 int admin_charge(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from,
 		 __u32 to, __u64 count, const struct xdp_rl_layer *lay);
-int admin_charge_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to,
-			__u64 count, const struct xdp_rl_layer *lay);
+int admin_charge_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u32 to, __u64 count,
+			const struct xdp_rl_layer *lay);
 /*
  * Close layers [@from, @to) of every key in the table pinned as @id; adds the
  * live slots it closed to *closed. 0, or -1 with errno.

@@ -148,8 +148,9 @@ static int bpffs_find(char *out, size_t len, int create)
 	if (errno == EACCES) {
 		/* Reaching another process's root needs ptrace access to it. */
 		log_err("cannot reach the outer bpffs through %s: Permission denied "
-		    "(that needs CAP_SYS_PTRACE; or run 'xdp-rl -n NETNS ...' from the "
-		    "root namespace)", denied);
+			"(that needs CAP_SYS_PTRACE; or run 'xdp-rl -n NETNS ...' from the "
+			"root namespace)",
+			denied);
 		errno = EACCES;
 		return -1;
 	}
@@ -172,7 +173,7 @@ int netns_enter(const char *name)
 
 	if (strchr(name, '/') || !*name) {
 		log_err("cannot enter network namespace '%s': not a name (see 'ip netns list')",
-		    name);
+			name);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/run/netns/%s", name);
@@ -197,7 +198,8 @@ int netns_enter(const char *name)
 const char *state_denied_hint(int e)
 {
 	return e == EACCES ? " (xdp-rl's pinned state is root's alone, mode 0700: run as "
-			     "root, or with CAP_DAC_OVERRIDE)" : "";
+			     "root, or with CAP_DAC_OVERRIDE)" :
+			     "";
 }
 
 #ifndef SO_NETNS_COOKIE
@@ -234,7 +236,8 @@ static int state_dir_safe(const char *path)
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		log_err("refusing %s as xdp-rl's state folder: it is not a folder%s (remove it: "
-			"'rm %s')", path, S_ISLNK(st.st_mode) ? " but a symlink" : "", path);
+			"'rm %s')",
+			path, S_ISLNK(st.st_mode) ? " but a symlink" : "", path);
 		errno = EPERM;
 		return -1;
 	}
@@ -242,7 +245,8 @@ static int state_dir_safe(const char *path)
 		log_err("refusing %s as xdp-rl's state folder: it must be root's and mode 0700, "
 			"and it is uid %u's, mode %04o (another user may have made it: remove it "
 			"with 'rm -r %s', or fix it with 'chown root: %s; chmod 0700 %s')",
-			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), path, path, path);
+			path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), path, path,
+			path);
 		errno = EPERM;
 		return -1;
 	}
@@ -263,7 +267,7 @@ static int state_dir_make(const char *path)
 			rmdir(path);
 			return -1;
 		}
-		chmod(path, 0700);	/* whatever the umask left */
+		chmod(path, 0700); /* whatever the umask left */
 		return 0;
 	}
 	if (errno == EEXIST)
@@ -281,11 +285,12 @@ static int bpffs_safe(const char *fs)
 	struct stat st;
 
 	if (stat(fs, &st))
-		return 0;	/* said by whoever uses it next */
+		return 0; /* said by whoever uses it next */
 	if ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX)) {
 		log_err("refusing the bpffs at %s: other users may write to it (mode %04o) and "
 			"it has no sticky bit, so they could replace xdp-rl's state (remount it: "
-			"'mount -o remount,mode=0700 %s')", fs, (unsigned)(st.st_mode & 07777), fs);
+			"'mount -o remount,mode=0700 %s')",
+			fs, (unsigned)(st.st_mode & 07777), fs);
 		errno = EPERM;
 		return -1;
 	}
@@ -303,7 +308,7 @@ int root_dir(char *out, size_t len, int create)
 	if (create && state_dir_make(out))
 		return -1;
 	if (!create && lstat(out, &st) && errno == ENOENT)
-		return -1;	/* nothing was ever loaded: errno ENOENT */
+		return -1; /* nothing was ever loaded: errno ENOENT */
 	return state_dir_safe(out);
 }
 
@@ -320,7 +325,7 @@ int state_dir(char *out, size_t len, int create)
 }
 
 /* How long to wait for the lock before giving up (XDP_RL_LOCK_WAIT, seconds). */
-#define LOCK_WAIT_S	30
+#define LOCK_WAIT_S 30
 
 /* The process holding a flock on the file @st is, from /proc/locks: its pid, or 0. */
 static pid_t lock_holder(const struct stat *st)
@@ -335,7 +340,8 @@ static pid_t lock_holder(const struct stat *st)
 		return 0;
 	while (!found && fgets(line, sizeof(line), f)) {
 		/* "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" */
-		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) == 5 &&
+		if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", kind, &pid, &maj, &min, &ino) ==
+			    5 &&
 		    !strcmp(kind, "FLOCK") && ino == st->st_ino && maj == major(st->st_dev) &&
 		    min == minor(st->st_dev) && pid != getpid())
 			found = pid;
@@ -396,8 +402,8 @@ int state_lock(int nowait)
 				holder = lock_holder(&st);
 				describe_pid(holder, who, sizeof(who));
 				log_err("cannot lock %s: held for %lds by %s (is it stuck? end it, or "
-					"wait and try again)", root, waited / 1000,
-					holder ? who : "another process");
+					"wait and try again)",
+					root, waited / 1000, holder ? who : "another process");
 				errno = EWOULDBLOCK;
 			} else {
 				log_err("cannot lock %s: %m", root);
@@ -414,5 +420,5 @@ int state_lock(int nowait)
 		usleep(50000);
 		waited += 50;
 	}
-	return fd;	/* released when the process exits */
+	return fd; /* released when the process exits */
 }

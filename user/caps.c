@@ -38,11 +38,9 @@ int caps_check(unsigned int need, const char *what)
 		if (!(need & table[i].need))
 			continue;
 		/* A kernel older than CAP_BPF grants BPF with CAP_SYS_ADMIN. */
-		if (cap_get_flag(caps, table[i].cap, CAP_EFFECTIVE, &v) ||
-		    v != CAP_SET) {
+		if (cap_get_flag(caps, table[i].cap, CAP_EFFECTIVE, &v) || v != CAP_SET) {
 			if (table[i].cap == CAP_BPF && !CAP_IS_SUPPORTED(CAP_BPF) &&
-			    !cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) &&
-			    v == CAP_SET)
+			    !cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) && v == CAP_SET)
 				continue;
 			if (*missing)
 				strcat(missing, ", ");

@@ -4,9 +4,9 @@
 #define XDP_RL_CAPS_H
 
 enum {
-	NEED_BPF = 1 << 0,	/* load programs, create and read maps */
-	NEED_NET_ADMIN = 1 << 1,	/* attach to an interface */
-	NEED_SYS_ADMIN = 1 << 2,	/* enter a netns, reach or mount bpffs */
+	NEED_BPF = 1 << 0,	 /* load programs, create and read maps */
+	NEED_NET_ADMIN = 1 << 1, /* attach to an interface */
+	NEED_SYS_ADMIN = 1 << 2, /* enter a netns, reach or mount bpffs */
 };
 
 /* 0 if every capability in @need is effective; else print which are not. */

@@ -10,10 +10,10 @@
 #include "limiter.h"
 #include "log.h"
 
-#define MAX_OPTS	32
-#define HELP_COLUMN	21	/* where an option's help starts */
-#define LIST_COLUMN	9	/* where a command's forms start in the list */
-#define USAGE_INDENT	12	/* where a usage line continues */
+#define MAX_OPTS     32
+#define HELP_COLUMN  21 /* where an option's help starts */
+#define LIST_COLUMN  9	/* where a command's forms start in the list */
+#define USAGE_INDENT 12 /* where a usage line continues */
 
 const char *cli_netns;
 
@@ -109,8 +109,8 @@ void cmd_help(FILE *f, const struct cmd_spec *spec)
 	int n, i;
 
 	for (i = 0; spec->forms[i]; i++) {
-		snprintf(head, sizeof(head), "%s [-n NETNS] %s ", i ? "       xdp-rl" : "usage: xdp-rl",
-			 spec->name);
+		snprintf(head, sizeof(head), "%s [-n NETNS] %s ",
+			 i ? "       xdp-rl" : "usage: xdp-rl", spec->name);
 		fputs(head, f);
 		put_indented(f, spec->forms[i], USAGE_INDENT);
 		fputc('\n', f);

@@ -16,21 +16,21 @@
 
 /* One long option of a command. */
 struct opt_spec {
-	const char *name;	/* without the leading "--" */
-	int id;			/* what cmd_getopt returns for it (256 and up) */
-	const char *arg;	/* the value's name ("N", "DUR"), NULL for a flag */
-	const char *help;	/* what it does; '\n' between lines */
+	const char *name; /* without the leading "--" */
+	int id;		  /* what cmd_getopt returns for it (256 and up) */
+	const char *arg;  /* the value's name ("N", "DUR"), NULL for a flag */
+	const char *help; /* what it does; '\n' between lines */
 };
 
 /* One command. */
 struct cmd_spec {
 	const char *name;
-	int (*run)(int argc, char **argv);	/* NULL for `help` */
+	int (*run)(int argc, char **argv); /* NULL for `help` */
 	/* Its forms, after the name; '\n' continues a form on the next line. */
 	const char *const *forms;
-	const char *about;			/* what it does, before the options */
-	const struct opt_spec *opts;		/* ends with { NULL }; NULL if none */
-	const char *notes;			/* after the options, or NULL */
+	const char *about;	     /* what it does, before the options */
+	const struct opt_spec *opts; /* ends with { NULL }; NULL if none */
+	const char *notes;	     /* after the options, or NULL */
 };
 
 /* The namespace given with -n, or NULL. */

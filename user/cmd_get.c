@@ -22,8 +22,6 @@
 
 enum { OPT_JSON = 256, OPT_COUNT };
 
-
-
 /* Unix time in ms of @ns on the clock the limiter's windows keep (0 stays 0). */
 static __u64 window_unix_ms(const struct limiter *l, __u64 ns)
 {
@@ -53,7 +51,8 @@ static __u64 mono_unix_ms(__u64 ns)
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	return ((__s64)ns + (real.tv_sec - mono.tv_sec) * 1000000000LL + real.tv_nsec -
-		mono.tv_nsec) / 1000000;
+		mono.tv_nsec) /
+	       1000000;
 }
 
 static void source_print(const struct limiter *l, const struct source *src, const char *asked,
@@ -106,7 +105,8 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	for (i = 0; i < src->nlayers; i++) {
 		fmt_duration(src->lay[i].window_ns, w, sizeof(w));
 		if (src->nlayers > 1)
-			printf("%s %llu of %llu/%s", i ? "," : "", (unsigned long long)src->count[i],
+			printf("%s %llu of %llu/%s", i ? "," : "",
+			       (unsigned long long)src->count[i],
 			       (unsigned long long)src->lay[i].limit, w);
 		else
 			printf(" %12llu %s", (unsigned long long)src->count[0], limiter_unit(l));
@@ -278,7 +278,8 @@ static int cmd_top(int argc, char **argv)
 		} else if (opt == OPT_COUNT) {
 			why = parse_u64(optarg, 1, MAX_SOURCES_MAX * 2, &count);
 			if (why)
-				return usage_err("top", "top: invalid --count '%s': %s", optarg, why);
+				return usage_err("top", "top: invalid --count '%s': %s", optarg,
+						 why);
 		} else {
 			return EXIT_USAGE;
 		}
@@ -311,7 +312,7 @@ static int cmd_top(int argc, char **argv)
 		json_obj(&j, NULL);
 		json_str(&j, "interface", ifname);
 		json_u64(&j, "active_sources", sources);
-		json_u64(&j, "open_windows", c.n);	/* with aggregates and shared budgets */
+		json_u64(&j, "open_windows", c.n); /* with aggregates and shared budgets */
 		json_arr(&j, "sources");
 		for (i = 0; i < count; i++)
 			source_print(&l, &c.v[i], NULL, &j);

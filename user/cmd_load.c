@@ -36,7 +36,6 @@ static void attach_error(const char *ifname, __u32 mode, int e)
 	log_err("cannot attach to '%s': %s%s", ifname, strerror(e), hint);
 }
 
-
 /* Whether the old limiter's windows mean the same under the new settings. */
 static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *f)
 {
@@ -45,7 +44,6 @@ static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *
 	       o->max_layers == f->max_layers;
 }
 
-
 /*
  * The maps of an old limiter that a replacement keeps: all but the source
  * tables when their layout changes, and but the rules when --rules brings
@@ -53,8 +51,8 @@ static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *
  * reads, so the old rules hold until the program swap puts the new ones in
  * force: no gap, and nothing to undo if the load fails before it.
  */
-static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
-		      const struct xdp_rl_fixed *f, int new_rules)
+static int reuse_maps(struct xdp_rl *skel, const struct limiter *old, const struct xdp_rl_fixed *f,
+		      int new_rules)
 {
 	int id, err = 0, tables = same_tables(&old->cfg.fixed, f);
 
@@ -68,7 +66,6 @@ static int reuse_maps(struct xdp_rl *skel, const struct limiter *old,
 	return err;
 }
 
-
 /* A new hash key for the tables, so that nobody outside can aim at a bucket. */
 static __u64 new_seed(void)
 {
@@ -80,7 +77,6 @@ static __u64 new_seed(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return xdp_rl_mix((__u64)ts.tv_nsec ^ ((__u64)getpid() << 32));
 }
-
 
 /* Rules from --rules, into the new tries of @fd. */
 static int apply_rules(const int *fd, struct settings *s, __u32 *next_lsid, const char *ifname)
@@ -101,7 +97,6 @@ static int apply_rules(const int *fd, struct settings *s, __u32 *next_lsid, cons
 	return 0;
 }
 
-
 /*
  * A replacement that keeps the old rules must keep room for their layers:
  * a per-source rule with more layers than a source has room for would be
@@ -115,14 +110,14 @@ static int keep_rules_room(const struct limiter *old, struct settings *s, const 
 		return 0;
 	if (s->max_layers) {
 		log_err("cannot replace the limiter on '%s': a rule it keeps limits each source "
-		    "with %u layers, more than --max-layers %u (give --max-layers %u, or "
-		    "new rules with --rules FILE)", ifname, kept, s->max_layers, kept);
+			"with %u layers, more than --max-layers %u (give --max-layers %u, or "
+			"new rules with --rules FILE)",
+			ifname, kept, s->max_layers, kept);
 		return -1;
 	}
 	s->fixed.max_layers = kept;
 	return 0;
 }
-
 
 /*
  * Load, or replace (--force), as limiter.c's protocol says: the new state is
@@ -172,7 +167,7 @@ static int do_load(const char *ifname, struct settings *s)
 
 	/* Tables kept by a replacement keep their hash key. */
 	s->fixed.seed = replacing && same_tables(&old.cfg.fixed, &s->fixed) ? old.cfg.fixed.seed :
-									     new_seed();
+									      new_seed();
 	skel = xdp_rl__open();
 	if (!skel) {
 		log_err("cannot open the embedded XDP program: %m");
@@ -221,8 +216,7 @@ static int do_load(const char *ifname, struct settings *s)
 	}
 	skel_clock(skel, &s->live);
 	live_finish(&s->live, rules_min_window(cur.fd), rules_max_window(cur.fd),
-		    replacing ? limiter_live(&old) : NULL,
-		    !!s->rules_path);
+		    replacing ? limiter_live(&old) : NULL, !!s->rules_path);
 	if (limiter_publish_new(&cur, &s->live)) {
 		log_err("cannot write the settings: %m");
 		goto out;
@@ -279,16 +273,20 @@ static const char *const load_forms[] = {
 };
 
 static const struct opt_spec load_opts[] = {
-	{ "limit", OPT_LIMIT, "N", "packets (or bytes with --bytes) per window per source\n(default 1000)" },
-	{ "window", OPT_WINDOW, "DUR", "window length: a number and ns|us|ms|s|m|h, 1ms..8784h\n(default 1s)" },
+	{ "limit", OPT_LIMIT, "N",
+	  "packets (or bytes with --bytes) per window per source\n(default 1000)" },
+	{ "window", OPT_WINDOW, "DUR",
+	  "window length: a number and ns|us|ms|s|m|h, 1ms..8784h\n(default 1s)" },
 	{ "layer", OPT_LAYER, "N/DUR",
 	  "a window of N per DUR; repeat for up to 4 layers\n(100/1s, 3000/1m): a packet passes only if every layer\n"
 	  "admits it; instead of --limit and --window" },
 	{ "per-key", OPT_PER_KEY, NULL, "a source's window opens at its first packet (default)" },
 	{ "aligned", OPT_ALIGNED, NULL, "windows at multiples of DUR since the Unix epoch" },
 	{ "bytes", OPT_BYTES, NULL, "count frame bytes instead of packets" },
-	{ "v4-prefix", OPT_V4_PREFIX, "LEN", "IPv4 sources share a window per /LEN (0..32, default 32)" },
-	{ "v6-prefix", OPT_V6_PREFIX, "LEN", "IPv6 sources share a window per /LEN (0..128, default 64)" },
+	{ "v4-prefix", OPT_V4_PREFIX, "LEN",
+	  "IPv4 sources share a window per /LEN (0..32, default 32)" },
+	{ "v6-prefix", OPT_V6_PREFIX, "LEN",
+	  "IPv6 sources share a window per /LEN (0..128, default 64)" },
 	{ "max-sources", OPT_MAX_SOURCES, "N",
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)" },
 	{ "max-layers", OPT_MAX_LAYERS, "N",
@@ -320,8 +318,10 @@ static int cmd_load(int argc, char **argv)
 {
 	static const struct xdp_rl_layer base = { DEFAULT_LIMIT, DEFAULT_WINDOW_NS };
 	struct settings s = {
-		.fixed = { .max_sources = DEFAULT_MAX_SOURCES, .v4_prefix = 32,
-			   .v6_prefix = 64, .xdp_mode = XDP_FLAGS_DRV_MODE },
+		.fixed = { .max_sources = DEFAULT_MAX_SOURCES,
+			   .v4_prefix = 32,
+			   .v6_prefix = 64,
+			   .xdp_mode = XDP_FLAGS_DRV_MODE },
 	};
 	const struct rule_spec *widest;
 	const char *ifname, *why;
@@ -336,9 +336,7 @@ static int cmd_load(int argc, char **argv)
 		if (!r)
 			continue;
 		switch (opt) {
-		case OPT_BYTES:
-			s.fixed.bytes = 1;
-			break;
+		case OPT_BYTES: s.fixed.bytes = 1; break;
 		case OPT_V4_PREFIX:
 		case OPT_V6_PREFIX:
 			why = parse_u64(optarg, 0, opt == OPT_V4_PREFIX ? 32 : 128, &v);
@@ -364,16 +362,12 @@ static int cmd_load(int argc, char **argv)
 		case OPT_MODE:
 			why = word_parse(mode_words, optarg, &s.fixed.xdp_mode);
 			if (why)
-				return usage_err("load", "load: invalid --mode '%s': %s", optarg, why);
+				return usage_err("load", "load: invalid --mode '%s': %s", optarg,
+						 why);
 			break;
-		case OPT_FORCE:
-			s.force = 1;
-			break;
-		case OPT_RULES:
-			s.rules_path = optarg;
-			break;
-		default:
-			return EXIT_USAGE;
+		case OPT_FORCE: s.force = 1; break;
+		case OPT_RULES: s.rules_path = optarg; break;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (cmd_positional(argc, argv, "load", "IFACE", 0, &ifname))
@@ -395,14 +389,17 @@ static int cmd_load(int argc, char **argv)
 	need = s.live.nlayers;
 	if (s.max_layers && s.max_layers < need) {
 		free(s.rules);
-		return usage_err("load", "load: --max-layers %u is less than the %u layers "
-				 "asked for", s.max_layers, need);
+		return usage_err("load",
+				 "load: --max-layers %u is less than the %u layers "
+				 "asked for",
+				 s.max_layers, need);
 	}
 	widest = rules_widest(s.rules, s.nrules);
 	if (widest && s.max_layers && s.max_layers < widest->rule.nlayers) {
-		r = usage_err("load", "load: %s:%u: the rule has %u layers, more than "
-			      "--max-layers %u", s.rules_path, widest->line,
-			      widest->rule.nlayers, s.max_layers);
+		r = usage_err("load",
+			      "load: %s:%u: the rule has %u layers, more than "
+			      "--max-layers %u",
+			      s.rules_path, widest->line, widest->rule.nlayers, s.max_layers);
 		free(s.rules);
 		return r;
 	}
@@ -422,4 +419,3 @@ static int cmd_load(int argc, char **argv)
 	free(s.rules);
 	return r;
 }
-

@@ -8,8 +8,7 @@ __u64 ms_up(__u64 ns)
 	return (ns + 999999) / 1000000;
 }
 
-void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n,
-			const struct source *src)
+void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n, const struct source *src)
 {
 	char w[32];
 	__u32 i;

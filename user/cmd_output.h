@@ -13,7 +13,6 @@ __u64 ms_up(__u64 ns);
  * "layers": [...] of @n layers @lay; with @src, each with its window's count
  * and time left.
  */
-void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n,
-		 const struct source *src);
+void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n, const struct source *src);
 
 #endif

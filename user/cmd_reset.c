@@ -66,8 +66,8 @@ static int resolve(const char *cmd, const char *addr, struct ip_addr *a)
 	return EXIT_DONE;
 }
 
-static int reset_address(struct limiter *l, const char *addr, const struct ip_addr *a, int has_count,
-			 __u64 count)
+static int reset_address(struct limiter *l, const char *addr, const struct ip_addr *a,
+			 int has_count, __u64 count)
 {
 	char key[INET6_ADDRSTRLEN + 8];
 	struct target t;
@@ -75,8 +75,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 
 	target_of(l, a, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
-		printf("xdp-rl: %s: no window to forget for %s: it is %s by a rule\n", l->ifname, addr,
-		       t.kind == TARGET_ALLOW ? "allowed" : "denied");
+		printf("xdp-rl: %s: no window to forget for %s: it is %s by a rule\n", l->ifname,
+		       addr, t.kind == TARGET_ALLOW ? "allowed" : "denied");
 		return EXIT_DONE;
 	}
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
@@ -87,7 +87,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		}
 		if (has_count)
 			printf("xdp-rl: %s: the shared budget of %s (every source in it) starts afresh "
-			       "holding %llu\n", l->ifname, key, (unsigned long long)count);
+			       "holding %llu\n",
+			       l->ifname, key, (unsigned long long)count);
 		else
 			printf("xdp-rl: %s: forgot the shared budget of %s (every source in it)\n",
 			       l->ifname, key);
@@ -117,7 +118,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	}
 	if (r > 0)
 		printf("xdp-rl: %s: forgot the aggregate window of %s (every source in it without "
-		       "a slot of its own)\n", l->ifname, key);
+		       "a slot of its own)\n",
+		       l->ifname, key);
 	else
 		printf("xdp-rl: %s: no window to forget for %s\n", l->ifname, addr);
 	return EXIT_DONE;
@@ -137,7 +139,8 @@ static int cmd_reset(int argc, char **argv)
 		} else if (opt == OPT_COUNT) {
 			why = parse_u64(optarg, 0, XDP_RL_LIMIT_MAX, &count);
 			if (why)
-				return usage_err("reset", "reset: invalid --count '%s': %s", optarg, why);
+				return usage_err("reset", "reset: invalid --count '%s': %s", optarg,
+						 why);
 			has_count = 1;
 		} else {
 			return EXIT_USAGE;
@@ -197,8 +200,8 @@ static int cmd_charge(int argc, char **argv)
 	target_of(&l, &a, &t);
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
-		log_err("cannot charge %s on '%s': it is %s by a rule, which no window limits", addr,
-			ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied");
+		log_err("cannot charge %s on '%s': it is %s by a rule, which no window limits",
+			addr, ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied");
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}

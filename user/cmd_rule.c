@@ -32,33 +32,36 @@ static int rule_add(int argc, char **argv)
 	ifname = argv[1];
 	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
 		return usage_err("rule", "rule add: %s", why);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") ||
-	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot add a rule on"))
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") || limiter_lock(0) < 0 ||
+	    limiter_open(ifname, &l, "cannot add a rule on"))
 		return EXIT_FAIL;
 	rule_describe(&r, desc, sizeof(desc));
 	if (r.rule.action == XDP_RL_RULE_LIMIT && !(r.rule.flags & XDP_RL_RULE_F_SHARED) &&
 	    r.rule.nlayers > l.cfg.fixed.max_layers) {
 		log_err("cannot add rule %s on '%s': each source has room for %u layer%s "
-		    "(load again with --max-layers %u, or use --shared)", desc, ifname,
-		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
-		    r.rule.nlayers);
+			"(load again with --max-layers %u, or use --shared)",
+			desc, ifname, l.cfg.fixed.max_layers,
+			l.cfg.fixed.max_layers == 1 ? "" : "s", r.rule.nlayers);
 		goto out;
 	}
 	rule_ids_used(l.fd, used);
 	if (rules_publish(&l, &r)) {
-		log_err("cannot add rule %s on '%s': cannot publish the rule counts: %m", desc, ifname);
+		log_err("cannot add rule %s on '%s': cannot publish the rule counts: %m", desc,
+			ifname);
 		goto out;
 	}
 	if (rule_insert(l.fd, &r, used, &l)) {
 		if (errno == EEXIST)
 			log_err("cannot add rule %s on '%s': that prefix has a rule "
-				"(see 'xdp-rl rule list %s'; delete it first)", desc, ifname, ifname);
+				"(see 'xdp-rl rule list %s'; delete it first)",
+				desc, ifname, ifname);
 		else if (errno == ENOSPC)
 			log_err("cannot add rule %s on '%s': it has %d rules, the most it can "
-				"hold (delete some first)", desc, ifname, XDP_RL_MAX_RULES);
+				"hold (delete some first)",
+				desc, ifname, XDP_RL_MAX_RULES);
 		else
 			log_err("cannot add rule %s on '%s': %m", desc, ifname);
-		rules_publish(&l, NULL);	/* the counts without it */
+		rules_publish(&l, NULL); /* the counts without it */
 		goto out;
 	}
 	fault_point("rule add: inserted (committed)");
@@ -85,15 +88,16 @@ static int rule_del(int argc, char **argv)
 	e = parse_cidr(argv[2], &r.addr, &r.prefix);
 	if (e)
 		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") ||
-	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot delete a rule on"))
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") || limiter_lock(0) < 0 ||
+	    limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));
 	rc = rule_delete(l.fd, &r);
 	if (rc) {
 		if (errno == ENOENT)
 			log_err("cannot delete rule %s on '%s': no rule for that prefix "
-				"(see 'xdp-rl rule list %s')", pfx, ifname, ifname);
+				"(see 'xdp-rl rule list %s')",
+				pfx, ifname, ifname);
 		else
 			log_err("cannot delete rule %s on '%s': %m", pfx, ifname);
 		goto out;
@@ -101,7 +105,8 @@ static int rule_del(int argc, char **argv)
 	fault_point("rule del: deleted (committed)");
 	/* The counts after it (publishing waits out the packets that may still use it). */
 	if (rules_publish(&l, NULL)) {
-		log_err("deleted rule %s on '%s', but cannot publish the rule counts: %m", pfx, ifname);
+		log_err("deleted rule %s on '%s', but cannot publish the rule counts: %m", pfx,
+			ifname);
 		goto out;
 	}
 	printf("xdp-rl: %s: deleted rule %s\n", ifname, pfx);
@@ -209,10 +214,11 @@ static int rule_list(int argc, char **argv)
 		hits_of(&l, r->id, &h);
 		if (!as_json) {
 			rule_describe(&ls.v[k], desc, sizeof(desc));
-			printf("%-40s hits %llu, dropped %llu", desc,
-			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
+			printf("%-40s hits %llu, dropped %llu", desc, (unsigned long long)h.packets,
+			       (unsigned long long)h.dropped);
 			if (h.would_drop)
-				printf(", would drop %llu (dry run)", (unsigned long long)h.would_drop);
+				printf(", would drop %llu (dry run)",
+				       (unsigned long long)h.would_drop);
 			putchar('\n');
 			continue;
 		}

@@ -24,7 +24,8 @@ static const struct opt_spec set_opts[] = {
 	{ "limit", OPT_LIMIT, "N", "applies to the windows already open" },
 	{ "window", OPT_WINDOW, "DUR",
 	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once" },
-	{ "layer", OPT_LAYER, "N/DUR", "replace every layer (as many as the limiter has room for)" },
+	{ "layer", OPT_LAYER, "N/DUR",
+	  "replace every layer (as many as the limiter has room for)" },
 	{ "dry-run", OPT_DRY_RUN, NULL, "count, drop nothing" },
 	{ "enforce", OPT_ENFORCE, NULL, "drop again" },
 	{ "per-key", OPT_PER_KEY, NULL, "switch window alignment; every window restarts" },
@@ -65,8 +66,8 @@ static int cmd_set(int argc, char **argv)
 	if (!s.has_limit && !s.has_window && !s.live.nlayers && !s.has_align && !s.has_dry &&
 	    !s.has_new && !s.has_on_full)
 		return usage_err("set", "set: nothing to change: give --limit, --window, "
-				 "--layer, --dry-run, --enforce, --per-key, --aligned, "
-				 "--new-sources or --on-table-full");
+					"--layer, --dry-run, --enforce, --per-key, --aligned, "
+					"--new-sources or --on-table-full");
 	if (s.live.nlayers && (s.has_limit || s.has_window))
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
@@ -79,14 +80,15 @@ static int cmd_set(int argc, char **argv)
 	if ((s.has_limit || s.has_window) && next.nlayers > 1) {
 		/* Refused for what runs, as a layer count it has no room for: exit 1. */
 		log_err("cannot change settings on '%s': it has %u layers, and --limit and "
-		    "--window set one (give them all with --layer)", ifname, next.nlayers);
+			"--window set one (give them all with --layer)",
+			ifname, next.nlayers);
 		goto out;
 	}
 	if (s.live.nlayers > l.cfg.fixed.max_layers) {
 		log_err("cannot change settings on '%s': it was loaded with room for %u layer%s "
-		    "per source (load again with --force --max-layers %u)", ifname,
-		    l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
-		    s.live.nlayers);
+			"per source (load again with --force --max-layers %u)",
+			ifname, l.cfg.fixed.max_layers, l.cfg.fixed.max_layers == 1 ? "" : "s",
+			s.live.nlayers);
 		goto out;
 	}
 	if (s.has_limit)
@@ -119,7 +121,8 @@ static int cmd_set(int argc, char **argv)
 	if (next.nlayers != limiter_live(&l)->nlayers) {
 		if (l.cfg.next_lsid >= XDP_RL_LSID_MAX) {
 			log_err("cannot change settings on '%s': it has used every limit set id "
-				"(load again with --force)", ifname);
+				"(load again with --force)",
+				ifname);
 			goto out;
 		}
 		next.lsid = l.cfg.next_lsid++;

@@ -73,7 +73,8 @@ int settings_option(int opt, const char *arg, const char *cmd, struct settings *
 	case OPT_ON_FULL:
 		why = word_parse(on_full_words, arg, &s->live.on_full);
 		if (why)
-			return usage_err(cmd, "%s: invalid --on-table-full '%s': %s", cmd, arg, why);
+			return usage_err(cmd, "%s: invalid --on-table-full '%s': %s", cmd, arg,
+					 why);
 		s->has_on_full = 1;
 		return 0;
 	}

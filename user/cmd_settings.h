@@ -12,26 +12,40 @@
 #include "rules.h"
 
 /* Load-time defaults (README: "The source table, and choosing its size"). */
-#define DEFAULT_LIMIT		1000
-#define DEFAULT_WINDOW_NS	1000000000ULL
-#define DEFAULT_MAX_SOURCES	262144
-#define MAX_SOURCES_MIN		16
-#define MAX_SOURCES_MAX		(1ULL << 26)
+#define DEFAULT_LIMIT	    1000
+#define DEFAULT_WINDOW_NS   1000000000ULL
+#define DEFAULT_MAX_SOURCES 262144
+#define MAX_SOURCES_MIN	    16
+#define MAX_SOURCES_MAX	    (1ULL << 26)
 
 /* The options' ids (struct opt_spec). */
 enum {
-	OPT_LIMIT = 256, OPT_WINDOW, OPT_LAYER, OPT_PER_KEY, OPT_ALIGNED, OPT_BYTES,
-	OPT_V4_PREFIX, OPT_V6_PREFIX, OPT_MAX_SOURCES, OPT_MAX_LAYERS, OPT_DRY_RUN,
-	OPT_ENFORCE, OPT_MODE, OPT_FORCE, OPT_RULES, OPT_NEW_SOURCES, OPT_ON_FULL,
+	OPT_LIMIT = 256,
+	OPT_WINDOW,
+	OPT_LAYER,
+	OPT_PER_KEY,
+	OPT_ALIGNED,
+	OPT_BYTES,
+	OPT_V4_PREFIX,
+	OPT_V6_PREFIX,
+	OPT_MAX_SOURCES,
+	OPT_MAX_LAYERS,
+	OPT_DRY_RUN,
+	OPT_ENFORCE,
+	OPT_MODE,
+	OPT_FORCE,
+	OPT_RULES,
+	OPT_NEW_SOURCES,
+	OPT_ON_FULL,
 };
 
 /* What `load` and `set` were asked for; has_* tell what was given. */
 struct settings {
 	struct xdp_rl_live live;
 	struct xdp_rl_fixed fixed;
-	struct xdp_rl_layer one;	/* --limit and --window */
+	struct xdp_rl_layer one; /* --limit and --window */
 	int has_limit, has_window, has_align, has_dry, has_new, has_on_full;
-	unsigned int max_layers;	/* --max-layers, 0 if not given */
+	unsigned int max_layers; /* --max-layers, 0 if not given */
 	const char *rules_path;
 	struct rule_spec *rules;
 	size_t nrules;

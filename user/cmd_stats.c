@@ -58,8 +58,9 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 		printf("  %-16s %15llu", label, (unsigned long long)s->c[i]);
 		if (i == XDP_RL_STAT_PASSED || i == XDP_RL_STAT_DROPPED)
 			printf(" packets %17llu bytes",
-			       (unsigned long long)s->c[i == XDP_RL_STAT_PASSED ?
-					XDP_RL_STAT_PASSED_BYTES : XDP_RL_STAT_DROPPED_BYTES]);
+			       (unsigned long long)
+				       s->c[i == XDP_RL_STAT_PASSED ? XDP_RL_STAT_PASSED_BYTES :
+								      XDP_RL_STAT_DROPPED_BYTES]);
 		if (prev)
 			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
 		putchar('\n');
@@ -71,7 +72,8 @@ static const char *const stats_forms[] = { "IFACE [--json] [--watch SECONDS]", N
 
 static const struct opt_spec stats_opts[] = {
 	{ "json", OPT_JSON, NULL, "one JSON object (a line each with --watch)" },
-	{ "watch", OPT_WATCH, "SECONDS", "print them again every SECONDS, with rates, until interrupted" },
+	{ "watch", OPT_WATCH, "SECONDS",
+	  "print them again every SECONDS, with rates, until interrupted" },
 	{ NULL },
 };
 
@@ -101,8 +103,8 @@ static int cmd_stats(int argc, char **argv)
 		} else if (opt == OPT_WATCH) {
 			why = parse_u64(optarg, 1, 86400, &watch);
 			if (why)
-				return usage_err("stats", "stats: invalid --watch '%s': %s",
-						 optarg, why);
+				return usage_err("stats", "stats: invalid --watch '%s': %s", optarg,
+						 why);
 		} else {
 			return EXIT_USAGE;
 		}
@@ -130,7 +132,8 @@ static int cmd_stats(int argc, char **argv)
 		if (stop)
 			break;
 		if (!limiter_pinned(&l)) {
-			log_err("cannot read statistics of '%s': xdp-rl was unloaded from it", ifname);
+			log_err("cannot read statistics of '%s': xdp-rl was unloaded from it",
+				ifname);
 			limiter_close(&l);
 			return EXIT_FAIL;
 		}

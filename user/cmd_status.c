@@ -104,19 +104,18 @@ static void status_one(struct limiter *l, struct json *j)
 		       l->ifname, l->ifname);
 	else
 		printf("%s: attached, %s mode, link %u, prog %u\n", l->ifname,
-		       word_name(mode_words, f->xdp_mode),
-		       ls.link_id, ls.prog_id);
+		       word_name(mode_words, f->xdp_mode), ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
 	printf("  clock    %s\n", clock);
 	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
-	       "room for %u layer%s\n", f->v4_prefix, f->v6_prefix,
-	       (unsigned long long)f->max_sources,
+	       "room for %u layer%s\n",
+	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
 	       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
 	       f->max_layers == 1 ? "" : "s");
 	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
 	       l->ifname);
-	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n",
-	       (unsigned long long)n4, (unsigned long long)n6);
+	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n", (unsigned long long)n4,
+	       (unsigned long long)n6);
 }
 
 static const char *const status_forms[] = { "[IFACE] [--json]", NULL };

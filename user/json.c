@@ -56,7 +56,7 @@ void json_put_string(FILE *f, const char *str)
 		}
 		n = utf8_len(s);
 		if (!n) {
-			fputs("\\ufffd", f);	/* not UTF-8: the replacement character */
+			fputs("\\ufffd", f); /* not UTF-8: the replacement character */
 			s++;
 			continue;
 		}
@@ -79,7 +79,7 @@ static void member(struct json *j, const char *key)
 static void open_(struct json *j, const char *key, char ch, char close)
 {
 	if (j->depth + 1 >= JSON_MAX_DEPTH) {
-		j->error = 1;	/* refused, not capped: json_finish says so */
+		j->error = 1; /* refused, not capped: json_finish says so */
 		return;
 	}
 	member(j, key);

@@ -20,9 +20,9 @@
 struct json {
 	FILE *f;
 	int depth;
-	int error;			/* misuse seen: too deep, or closed too often */
-	int count[JSON_MAX_DEPTH];	/* members written at each level */
-	char close[JSON_MAX_DEPTH];	/* '}' or ']' */
+	int error;		    /* misuse seen: too deep, or closed too often */
+	int count[JSON_MAX_DEPTH];  /* members written at each level */
+	char close[JSON_MAX_DEPTH]; /* '}' or ']' */
 };
 
 /* @key is NULL for array elements and the top-level value. */

@@ -59,9 +59,10 @@
 #include "limiter.h"
 #include "log.h"
 
-#define STAGE_SUFFIX	"-new"
-#define GONE_SUFFIX	"-del"
+#define STAGE_SUFFIX "-new"
+#define GONE_SUFFIX  "-del"
 
+/* clang-format off */
 #define PIN_MAP_NAME(id, name, kind) [PIN_##id] = #name,
 const char *const pin_names[PIN_MAX] = {
 	[PIN_LINK] = XDP_RL_PIN_LINK,
@@ -76,6 +77,7 @@ const int pin_kinds[PIN_MAX] = {
 	XDP_RL_MAPS(PIN_MAP_KIND)
 };
 #undef PIN_MAP_KIND
+/* clang-format on */
 
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what)
 {
@@ -182,7 +184,8 @@ int sync_programs(void)
 		inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xdp_rl_sync", 4, 4, 1, NULL);
 		o.inner_map_fd = inner;
 		outer = inner < 0 ? -1 :
-			bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xdp_rl_sync", 4, 4, 1, &o);
+				    bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "xdp_rl_sync", 4, 4,
+						   1, &o);
 		if (outer < 0)
 			return -1;
 	}
@@ -282,8 +285,7 @@ int limiter_open(const char *ifname, struct limiter *l, const char *what)
 	unsigned int ifindex;
 	__u32 prog, on;
 
-	if (iface_resolve(ifname, &ifindex, what) ||
-	    limiter_open_index(ifindex, ifname, l, what))
+	if (iface_resolve(ifname, &ifindex, what) || limiter_open_index(ifindex, ifname, l, what))
 		return -1;
 	/*
 	 * A limiter whose interface was deleted keeps its pins until the next
@@ -349,8 +351,8 @@ int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter 
 	}
 	if (i < PIN_MAX || limiter_read_config(l)) {
 		log_err("%s '%s': cannot open %s/%s: %m (loaded by another version of xdp-rl? "
-			"'xdp-rl unload %s' removes it)", what, ifname, l->dir,
-			pin_names[i < PIN_MAX ? i : PIN_CONFIG], ifname);
+			"'xdp-rl unload %s' removes it)",
+			what, ifname, l->dir, pin_names[i < PIN_MAX ? i : PIN_CONFIG], ifname);
 		limiter_close(l);
 		return -1;
 	}
@@ -366,8 +368,10 @@ int pin_is_v6(int id)
 
 int pin_table(int id)
 {
-	return id == PIN_SRC4 ? XDP_RL_T_SRC4 : id == PIN_SRC6 ? XDP_RL_T_SRC6 :
-	       id == PIN_AGG4 ? XDP_RL_T_AGG4 : XDP_RL_T_AGG6;
+	return id == PIN_SRC4 ? XDP_RL_T_SRC4 :
+	       id == PIN_SRC6 ? XDP_RL_T_SRC6 :
+	       id == PIN_AGG4 ? XDP_RL_T_AGG4 :
+				XDP_RL_T_AGG6;
 }
 
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what)
@@ -647,7 +651,8 @@ int stage_finish(struct stage *st)
 	st->made = 0;
 	if (has_main && pins_remove(st->dir))
 		log_warn("cannot remove the replaced limiter's pins in %s: %m (the next xdp-rl "
-			 "command removes them)", st->dir);
+			 "command removes them)",
+			 st->dir);
 	return 0;
 }
 
@@ -673,7 +678,8 @@ int limiter_remove(struct limiter *l)
 	fault_point("unload: detached");
 	if (pins_remove(gone)) {
 		log_err("detached from '%s', but cannot remove %s: %m (the next xdp-rl command "
-			"removes it)", l->ifname, gone);
+			"removes it)",
+			l->ifname, gone);
 		return -1;
 	}
 	return 0;

@@ -18,6 +18,7 @@
  * Everything a limiter pins in its folder: the link, the program, its admin
  * entry point (bpf/admin.h), then every map.
  */
+/* clang-format off */
 #define PIN_MAP_ENUM(id, name, kind) PIN_##id,
 enum pin_id {
 	PIN_LINK,
@@ -27,6 +28,7 @@ enum pin_id {
 	PIN_MAX,
 };
 #undef PIN_MAP_ENUM
+/* clang-format on */
 #define PIN_FIRST_MAP (PIN_ADMIN + 1)
 
 /* The pin name of each (a map's is its name in the program). */
@@ -117,9 +119,9 @@ int limiter_find_by_name(const char *ifname, char *dir, size_t len);
  * which attaches in stage_attach).
  */
 struct stage {
-	char dir[PATH_MAX];	/* <ns>/<ifindex>-new */
-	char main[PATH_MAX];	/* <ns>/<ifindex> */
-	int made;		/* this command made dir (so may remove it) */
+	char dir[PATH_MAX];  /* <ns>/<ifindex>-new */
+	char main[PATH_MAX]; /* <ns>/<ifindex> */
+	int made;	     /* this command made dir (so may remove it) */
 };
 
 /* Make the folder of a change for the limiter on @ifindex of this namespace. */

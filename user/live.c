@@ -29,16 +29,16 @@ __s64 tai_to_unix_ns(void)
 	clock_gettime(CLOCK_TAI, &tai);
 	clock_gettime(CLOCK_REALTIME, &real);
 	/* The offset is whole seconds (0 until NTP sets it, then -37). */
-	return (__s64)((real.tv_sec - tai.tv_sec) +
-		       (real.tv_nsec - tai.tv_nsec >= 500000000	   ? 1 :
-			real.tv_nsec - tai.tv_nsec <= -500000000 ? -1 :
-								   0)) *
+	return (__s64)((real.tv_sec - tai.tv_sec) + (real.tv_nsec - tai.tv_nsec >= 500000000 ? 1 :
+						     real.tv_nsec - tai.tv_nsec <= -500000000 ?
+											       -1 :
+											       0)) *
 	       1000000000LL;
 }
 
 const char *live_clock_name(const struct xdp_rl_live *live)
 {
-	return live->flags & XDP_RL_F_ALIGNED	    ? "tai" :
+	return live->flags & XDP_RL_F_ALIGNED	   ? "tai" :
 	       live->flags & XDP_RL_F_COARSE_CLOCK ? "monotonic-coarse" :
 						     "monotonic";
 }

@@ -12,7 +12,7 @@
 enum {
 	EXIT_DONE = 0,	/* done */
 	EXIT_FAIL = 1,	/* runtime failure */
-	EXIT_USAGE = 2,	/* usage error: nothing was changed */
+	EXIT_USAGE = 2, /* usage error: nothing was changed */
 };
 
 /* 0: errors only; 1 (-v): xdp-rl's own trace; 2 (-vv): and libbpf's log. */

@@ -21,8 +21,9 @@ static const struct cmd_spec help_spec = {
 
 /* In the order `xdp-rl help` lists them. */
 static const struct cmd_spec *const commands[] = {
-	&cmd_load_spec, &cmd_set_spec,	 &cmd_unload_spec, &cmd_status_spec, &cmd_stats_spec,
-	&cmd_get_spec,	&cmd_reset_spec, &cmd_charge_spec, &cmd_top_spec, &cmd_rule_spec, &help_spec,
+	&cmd_load_spec,	 &cmd_set_spec,	 &cmd_unload_spec, &cmd_status_spec,
+	&cmd_stats_spec, &cmd_get_spec,	 &cmd_reset_spec,  &cmd_charge_spec,
+	&cmd_top_spec,	 &cmd_rule_spec, &help_spec,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -110,17 +111,12 @@ int main(int argc, char **argv)
 			}
 			cli_netns = optarg;
 			break;
-		case 'v':
-			log_level++;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_DONE;
+		case 'v': log_level++; break;
+		case 'h': usage(stdout); return EXIT_DONE;
 		case 'V':
 			printf("xdp-rl %s (libbpf %s)\n", XDP_RL_VERSION, libbpf_version_string());
 			return EXIT_DONE;
-		case ':':
-			return usage_err(NULL, "option '%s' needs a value", argv[optind - 1]);
+		case ':': return usage_err(NULL, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			/* A short option may sit inside a bundle ("-xv"): name it alone. */
 			if (optopt > 0 && optopt < 128)
@@ -149,6 +145,6 @@ int main(int argc, char **argv)
 		}
 	}
 	log_setup_libbpf();
-	optind = 0;	/* a fresh getopt scan for the command */
+	optind = 0; /* a fresh getopt scan for the command */
 	return c->run(argc, argv);
 }

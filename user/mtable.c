@@ -24,7 +24,7 @@ int mt_map(struct mtable *t, int fd, int v6, __u32 layers, __u64 seed)
 	t->bucket_size = XDP_RL_BUCKET_SLOTS * t->slot_size;
 	t->nbuckets = info.max_entries;
 	if (info.value_size != t->bucket_size || !(info.map_flags & BPF_F_MMAPABLE)) {
-		errno = EPROTO;		/* not a table this xdp-rl made */
+		errno = EPROTO; /* not a table this xdp-rl made */
 		return -1;
 	}
 	t->len = ((size_t)t->bucket_size * t->nbuckets + page - 1) / page * page;

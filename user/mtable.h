@@ -13,11 +13,11 @@
 
 struct mtable {
 	void *mem;
-	size_t len;		/* mapped bytes */
+	size_t len; /* mapped bytes */
 	__u32 nbuckets;
-	__u32 bucket_size;	/* XDP_RL_BUCKET_SLOTS slots */
+	__u32 bucket_size; /* XDP_RL_BUCKET_SLOTS slots */
 	__u32 slot_size;
-	__u32 layers;		/* windows per slot */
+	__u32 layers; /* windows per slot */
 	int v6;
 	__u64 seed;
 };

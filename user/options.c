@@ -177,8 +177,7 @@ void fmt_duration(__u64 ns, char *buf, size_t len)
 	for (i = sizeof(units) / sizeof(units[0]) - 1; i > 0; i--)
 		if (ns % units[i].ns == 0)
 			break;
-	snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns),
-		 units[i].name);
+	snprintf(buf, len, "%llu%s", (unsigned long long)(ns / units[i].ns), units[i].name);
 }
 
 void mask_addr(struct ip_addr *a, unsigned int prefix)
@@ -203,7 +202,10 @@ void word_list(const struct word *w, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (i = 0; w[i].name && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%s", i == 0 ? "" : w[i + 1].name ? ", " : " or ",
+		off += snprintf(buf + off, len - off, "%s%s",
+				i == 0	      ? "" :
+				w[i + 1].name ? ", " :
+						" or ",
 				w[i].name);
 }
 

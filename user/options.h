@@ -12,12 +12,12 @@
 #include <linux/types.h>
 #include "xdp_rl.h"
 
-#define WINDOW_MIN_NS	1000000ULL			/* 1ms */
-#define WINDOW_MAX_NS	XDP_RL_WINDOW_MAX_NS			/* 366 days */
+#define WINDOW_MIN_NS 1000000ULL	   /* 1ms */
+#define WINDOW_MAX_NS XDP_RL_WINDOW_MAX_NS /* 366 days */
 
 struct ip_addr {
-	int family;		/* AF_INET or AF_INET6 */
-	__u8 bytes[16];		/* network byte order; IPv4 in the first 4 */
+	int family;	/* AF_INET or AF_INET6 */
+	__u8 bytes[16]; /* network byte order; IPv4 in the first 4 */
 };
 
 /* A decimal number in [min, max]: no sign, no spaces, no suffix. */

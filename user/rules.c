@@ -27,17 +27,15 @@ const struct word rule_action_words[] = {
 	{ NULL, 0 },
 };
 
-#define RULE_WORDS 16	/* words on one line of a rules file, at most */
+#define RULE_WORDS 16 /* words on one line of a rules file, at most */
 
 int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len)
 {
-	static const struct option opts[] = {
-		{ "allow", no_argument, NULL, OPT_ALLOW },
-		{ "deny", no_argument, NULL, OPT_DENY },
-		{ "layer", required_argument, NULL, OPT_LAYER },
-		{ "shared", no_argument, NULL, OPT_SHARED },
-		{ 0 }
-	};
+	static const struct option opts[] = { { "allow", no_argument, NULL, OPT_ALLOW },
+					      { "deny", no_argument, NULL, OPT_DENY },
+					      { "layer", required_argument, NULL, OPT_LAYER },
+					      { "shared", no_argument, NULL, OPT_SHARED },
+					      { 0 } };
 	int opt, allow = 0, deny = 0;
 	const char *e;
 
@@ -46,15 +44,9 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_ALLOW:
-			allow = 1;
-			break;
-		case OPT_DENY:
-			deny = 1;
-			break;
-		case OPT_SHARED:
-			r->rule.flags |= XDP_RL_RULE_F_SHARED;
-			break;
+		case OPT_ALLOW: allow = 1; break;
+		case OPT_DENY: deny = 1; break;
+		case OPT_SHARED: r->rule.flags |= XDP_RL_RULE_F_SHARED; break;
 		case OPT_LAYER:
 			if (r->rule.nlayers == XDP_RL_MAX_LAYERS) {
 				snprintf(why, len, "at most %d --layer options", XDP_RL_MAX_LAYERS);
@@ -115,7 +107,8 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 	*n = 0;
 	fd = open_as_caller(path);
 	if (fd < 0 && errno == EINVAL)
-		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file", cmd, path);
+		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file", cmd,
+				 path);
 	f = fd < 0 ? NULL : fdopen(fd, "r");
 	if (!f) {
 		if (fd >= 0)
@@ -138,7 +131,8 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 			if (argc == RULE_WORDS) {
 				free(v);
 				fclose(f);
-				return usage_err(cmd, "%s: %s:%zu: too many words", cmd, path, lineno);
+				return usage_err(cmd, "%s: %s:%zu: too many words", cmd, path,
+						 lineno);
 			}
 			argv[argc++] = p;
 		}
@@ -168,22 +162,25 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 			    !memcmp(&v[i].addr, &v[*n].addr, sizeof(v[i].addr))) {
 				free(v);
 				fclose(f);
-				return usage_err(cmd, "%s: %s:%zu: a second rule for the same prefix; "
-						 "no rule was applied", cmd, path, lineno);
+				return usage_err(cmd,
+						 "%s: %s:%zu: a second rule for the same prefix; "
+						 "no rule was applied",
+						 cmd, path, lineno);
 			}
 		}
 		if (*n == XDP_RL_MAX_RULES) {
 			free(v);
 			fclose(f);
-			return usage_err(cmd, "%s: %s: more than %d rules", cmd, path, XDP_RL_MAX_RULES);
+			return usage_err(cmd, "%s: %s: more than %d rules", cmd, path,
+					 XDP_RL_MAX_RULES);
 		}
 		(*n)++;
 	}
 	if (ferror(f)) {
 		free(v);
 		fclose(f);
-		return usage_err(cmd, "%s: cannot read --rules '%s': %s; no rule was applied",
-				 cmd, path, strerror(EIO));
+		return usage_err(cmd, "%s: cannot read --rules '%s': %s; no rule was applied", cmd,
+				 path, strerror(EIO));
 	}
 	fclose(f);
 	*out = v;
@@ -193,7 +190,8 @@ int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *
 static unsigned int per_source_layers(const struct rule_spec *r)
 {
 	return r->rule.action == XDP_RL_RULE_LIMIT && !(r->rule.flags & XDP_RL_RULE_F_SHARED) ?
-	       r->rule.nlayers : 0;
+		       r->rule.nlayers :
+		       0;
 }
 
 const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n)
@@ -202,7 +200,8 @@ const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (per_source_layers(&r[i]) && (!w || per_source_layers(&r[i]) > per_source_layers(w)))
+		if (per_source_layers(&r[i]) &&
+		    (!w || per_source_layers(&r[i]) > per_source_layers(w)))
 			w = &r[i];
 	return w;
 }
@@ -466,8 +465,8 @@ const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_a
 	return live->nrules6 && !bpf_map_lookup_elem(l->fd[PIN_RULES6], &k6, r) ? r : NULL;
 }
 
-void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id,
-		    struct ip_addr *out, unsigned int *prefix)
+void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, struct ip_addr *out,
+		    unsigned int *prefix)
 {
 	int v4 = a->family == AF_INET, len = v4 ? 32 : 128;
 	struct xdp_rl_rule_key4 k4;

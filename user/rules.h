@@ -14,8 +14,8 @@
 struct rule_spec {
 	struct ip_addr addr;
 	unsigned int prefix;
-	struct xdp_rl_rule rule;	/* id assigned when inserted */
-	unsigned int line;		/* in the rules file, 0 if not from one */
+	struct xdp_rl_rule rule; /* id assigned when inserted */
+	unsigned int line;	 /* in the rules file, 0 if not from one */
 };
 
 /* Which rule ids are taken: one byte per id, filled by rule_ids_used(). */
@@ -81,8 +81,8 @@ const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_a
  * The prefix of the rule @id that matches @a: the shortest length at which a
  * lookup (which finds the longest rule no longer than it) still finds it.
  */
-void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id,
-		    struct ip_addr *out, unsigned int *prefix);
+void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, struct ip_addr *out,
+		    unsigned int *prefix);
 
 /* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);

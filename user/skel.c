@@ -11,7 +11,7 @@
 #include "xdp_rl.skel.h"
 
 /* The aggregate tables (--on-table-full aggregate): an eighth, at least 1024. */
-#define AGG_MIN_SOURCES	1024
+#define AGG_MIN_SOURCES 1024
 
 static void v4_mask(unsigned int prefix, __be32 *mask)
 {
@@ -30,6 +30,7 @@ static void v6_mask(unsigned int prefix, __be32 mask[4])
 
 struct bpf_map *skel_map(struct xdp_rl *skel, int map_id)
 {
+/* clang-format off */
 #define SKEL_MAP(id, name, kind)		\
 	case XDP_RL_MAP_##id:			\
 		return skel->maps.name;
@@ -37,6 +38,7 @@ struct bpf_map *skel_map(struct xdp_rl *skel, int map_id)
 		XDP_RL_MAPS(SKEL_MAP)
 	}
 #undef SKEL_MAP
+	/* clang-format on */
 	return NULL;
 }
 
@@ -44,8 +46,8 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 {
 	__u64 agg = f->max_sources / 8 > AGG_MIN_SOURCES ? f->max_sources / 8 : AGG_MIN_SOURCES;
 	/* In the order of the datapath's cfg_buckets: IPv4 tables even, IPv6 odd. */
-	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6,
-				     skel->maps.agg4, skel->maps.agg6 };
+	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6, skel->maps.agg4,
+				     skel->maps.agg6 };
 	__u32 buckets[] = { xdp_rl_buckets(f->max_sources), xdp_rl_buckets(f->max_sources),
 			    xdp_rl_buckets(agg), xdp_rl_buckets(agg) };
 	__u32 *cfg_buckets = (__u32 *)skel->rodata->cfg_buckets;
@@ -61,8 +63,9 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	memcpy((void *)skel->rodata->cfg_v6_mask, m6, sizeof(m6));
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		cfg_buckets[i] = buckets[i];
-		if (bpf_map__set_value_size(tables[i], XDP_RL_BUCKET_SLOTS *
-					    xdp_rl_slot_size(i & 1, f->max_layers)) ||
+		if (bpf_map__set_value_size(tables[i],
+					    XDP_RL_BUCKET_SLOTS *
+						    xdp_rl_slot_size(i & 1, f->max_layers)) ||
 		    bpf_map__set_max_entries(tables[i], buckets[i]))
 			return -1;
 	}
@@ -82,7 +85,7 @@ int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live)
 	    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.clock_sync), &o))
 		return -1;
 	live->tick_ns = res.tv_nsec;
-	live->jiffies_base_ns = (__s64)skel->bss->sync_coarse_ns -
-				(__s64)(skel->bss->sync_jiffies * live->tick_ns);
+	live->jiffies_base_ns =
+		(__s64)skel->bss->sync_coarse_ns - (__s64)(skel->bss->sync_jiffies * live->tick_ns);
 	return 0;
 }

@@ -106,8 +106,8 @@ int source_open(const struct source *s)
 	return 0;
 }
 
-void source_fill(struct source *src, const struct xdp_rl_state *st,
-		 const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now, __u64 since)
+void source_fill(struct source *src, const struct xdp_rl_state *st, const struct xdp_rl_layer *lay,
+		 __u32 n, __u32 room, __u64 now, __u64 since)
 {
 	__u64 start;
 	__u32 i;
@@ -117,13 +117,15 @@ void source_fill(struct source *src, const struct xdp_rl_state *st,
 	memcpy(src->lay, lay, src->nlayers * sizeof(*lay));
 	for (i = 0; i < src->nlayers; i++) {
 		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = 0;
-		if (!st || xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
+		if (!st ||
+		    xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
 		    xdp_rl_window_over(st[i].start_gen, now, lay[i].window_ns))
 			continue;
 		start = xdp_rl_start_ns(st[i].start_gen);
 		src->count[i] = xdp_rl_count(st[i].count_gen);
 		src->started_ns[i] = start;
-		src->expires_in_ns[i] = start + lay[i].window_ns > now ? start + lay[i].window_ns - now : 0;
+		src->expires_in_ns[i] =
+			start + lay[i].window_ns > now ? start + lay[i].window_ns - now : 0;
 		/* A window that began before a change counted under other limits. */
 		if (start < since)
 			src->same_limits = 0;
@@ -273,8 +275,7 @@ const char *limiter_unit(const struct limiter *l)
 /* ---- what limits an address ----------------------------------------------------- */
 
 /* The limits @t's key is charged under: its rule's, if it has a per-source one. */
-static void target_limits(const struct limiter *l, const struct xdp_rl_rule *rule,
-			  struct target *t)
+static void target_limits(const struct limiter *l, const struct xdp_rl_rule *rule, struct target *t)
 {
 	const struct xdp_rl_live *live = limiter_live(l);
 

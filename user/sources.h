@@ -21,7 +21,7 @@
 /* The limits in force, by limit set id: the global ones and each rule's. */
 struct limit_sets {
 	const struct limiter *l;
-	struct rule_spec *rules;	/* per-source and --shared rules, by lsid */
+	struct rule_spec *rules; /* per-source and --shared rules, by lsid */
 	size_t n;
 };
 
@@ -42,14 +42,14 @@ struct source {
 	struct ip_addr key;
 	unsigned int prefix;
 	__u32 lsid;
-	const char *kind;		/* NULL: a source; "aggregate"; "shared": a rule's budget */
-	struct ip_addr rule;		/* the rule whose limits apply, if any */
+	const char *kind;    /* NULL: a source; "aggregate"; "shared": a rule's budget */
+	struct ip_addr rule; /* the rule whose limits apply, if any */
 	unsigned int rule_prefix;
 	int has_rule;
 	__u32 nlayers;
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
 	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
-	__u64 expires_in_ns[XDP_RL_MAX_LAYERS];	/* 0 if the window has ended */
+	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
 	/*
@@ -66,8 +66,8 @@ int source_open(const struct source *s);
  * Fill @src's windows from @st (NULL: none) under the first @n of @lay (at
  * most @room), at @now; @since is when the limits last changed.
  */
-void source_fill(struct source *src, const struct xdp_rl_state *st,
-		 const struct xdp_rl_layer *lay, __u32 n, __u32 room, __u64 now, __u64 since);
+void source_fill(struct source *src, const struct xdp_rl_state *st, const struct xdp_rl_layer *lay,
+		 __u32 n, __u32 room, __u64 now, __u64 since);
 
 typedef int (*source_fn)(const struct source *src, void *ctx);
 
@@ -96,16 +96,16 @@ enum target_kind { TARGET_KEY, TARGET_SHARED, TARGET_ALLOW, TARGET_DENY };
 
 struct target {
 	enum target_kind kind;
-	int id;				/* TARGET_KEY: PIN_SRC4 .. PIN_AGG6 */
-	__u32 k[4];			/* the key, as the datapath keys it */
+	int id;	    /* TARGET_KEY: PIN_SRC4 .. PIN_AGG6 */
+	__u32 k[4]; /* the key, as the datapath keys it */
 	__u32 lsid;
-	struct ip_addr key;		/* the key as an address, and its prefix */
+	struct ip_addr key; /* the key as an address, and its prefix */
 	unsigned int prefix;
-	struct xdp_rl_rule rule;	/* the rule, if has_rule */
+	struct xdp_rl_rule rule; /* the rule, if has_rule */
 	int has_rule;
-	struct ip_addr rule_addr;	/* the rule's prefix */
+	struct ip_addr rule_addr; /* the rule's prefix */
 	unsigned int rule_prefix;
-	__u32 n;			/* its layers */
+	__u32 n; /* its layers */
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
 };
 

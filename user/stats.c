@@ -8,6 +8,7 @@
 
 #include "stats.h"
 
+/* clang-format off */
 #define STAT_NAME(id, name, help) [XDP_RL_STAT_##id] = #name,
 const char *const stat_names[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_NAME) };
 #undef STAT_NAME
@@ -15,6 +16,7 @@ const char *const stat_names[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_NAME) };
 #define STAT_HELP(id, name, help) [XDP_RL_STAT_##id] = help,
 const char *const stat_help[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_HELP) };
 #undef STAT_HELP
+/* clang-format on */
 
 int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
 {

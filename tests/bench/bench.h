@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* Per-CPU slots in .bss arrays, indexed by CPU id & (BENCH_MAX_CPUS - 1). */
-#define BENCH_MAX_CPUS		64
+#define BENCH_MAX_CPUS 64
 
 /*
  * A per-CPU packet counter on a cache line of its own, so two CPUs walking
@@ -23,9 +23,9 @@ struct bench_ctr {
 };
 
 /* The frames the bench sends: Ethernet + IPv4/IPv6 + UDP, padded to this. */
-#define BENCH_FRAME_LEN		64
+#define BENCH_FRAME_LEN 64
 
 /* The wrapper tail-calls the program in this slot of its PROG_ARRAY. */
-#define BENCH_SLOT_TARGET	0
+#define BENCH_SLOT_TARGET 0
 
 #endif /* XDP_RL_BENCH_H */

@@ -39,21 +39,21 @@
 #include "gen.skel.h"
 #include "bare.skel.h"
 
-#define MAX_KSOFTIRQD	BENCH_MAX_CPUS
+#define MAX_KSOFTIRQD BENCH_MAX_CPUS
 /*
  * Frames per test run call: the first call sends GEN_CHUNK_MIN, later ones
  * about GEN_CALL_MS worth at the rate seen so far. Each call sets up and
  * tears down a page pool (which sleeps), so calls must not be too short.
  */
-#define GEN_CHUNK_MIN	(1U << 16)
-#define GEN_CHUNK_MAX	(1U << 23)
-#define GEN_CALL_MS	100
-#define GEN_MAX_CALLS	10000		/* a bound on the loop besides the time */
+#define GEN_CHUNK_MIN (1U << 16)
+#define GEN_CHUNK_MAX (1U << 23)
+#define GEN_CALL_MS   100
+#define GEN_MAX_CALLS 10000 /* a bound on the loop besides the time */
 
 struct cpu_times {
-	__u64 busy, steal;		/* USER_HZ ticks, all CPUs */
-	__u64 busy_own, steal_own;	/* the generator's CPU */
-	__u64 softirqd_ns;		/* runtime of all ksoftirqd threads */
+	__u64 busy, steal;	   /* USER_HZ ticks, all CPUs */
+	__u64 busy_own, steal_own; /* the generator's CPU */
+	__u64 softirqd_ns;	   /* runtime of all ksoftirqd threads */
 };
 
 static int softirqd_pids[MAX_KSOFTIRQD], n_softirqd;
@@ -93,7 +93,8 @@ static void cpu_times(struct cpu_times *t, int own)
 	while (f && fgets(line, sizeof(line), f)) {
 		/* cpuN user nice system idle iowait irq softirq steal ... */
 		if (sscanf(line, "%15s %llu %llu %llu %llu %llu %llu %llu %llu", name, &v[0], &v[1],
-			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 || strncmp(name, "cpu", 3))
+			   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
+		    strncmp(name, "cpu", 3))
 			continue;
 		if (!strcmp(name, "cpu")) {
 			t->busy = v[0] + v[1] + v[2] + v[5] + v[6];
@@ -183,8 +184,7 @@ int cmd_gen(int argc, char **argv)
 				die("gen: --seconds must be in (0, 30]");
 			ms = secs * 1000;
 			break;
-		default:
-			return 2;
+		default: return 2;
 		}
 	}
 	if (!netns || !dev || !have_mac)
@@ -194,7 +194,8 @@ int cmd_gen(int argc, char **argv)
 	/* Test traffic stays in 198.18.0.0/15. */
 	hi = ntohl(b.s_addr) + sources - 1;
 	if ((ntohl(b.s_addr) & 0xfffe0000) != 0xc6120000 || (hi & 0xfffe0000) != 0xc6120000)
-		die("gen: sources %s + %llu leave 198.18.0.0/15", base, (unsigned long long)sources);
+		die("gen: sources %s + %llu leave 198.18.0.0/15", base,
+		    (unsigned long long)sources);
 
 	if (pin_cpu(cpu))
 		die("gen: cannot pin to CPU %llu", (unsigned long long)cpu);
@@ -234,7 +235,9 @@ int cmd_gen(int argc, char **argv)
 		if (left > GEN_CALL_MS * 1000000ULL)
 			left = GEN_CALL_MS * 1000000ULL;
 		chunk = (double)frames / (t1 - t0) * left;
-		chunk = chunk < GEN_CHUNK_MIN ? GEN_CHUNK_MIN : chunk > GEN_CHUNK_MAX ? GEN_CHUNK_MAX : chunk;
+		chunk = chunk < GEN_CHUNK_MIN ? GEN_CHUNK_MIN :
+			chunk > GEN_CHUNK_MAX ? GEN_CHUNK_MAX :
+						chunk;
 	} while (t1 - t0 < ms * 1000000ULL && ++calls < GEN_MAX_CALLS);
 	c1 = thread_cpu_ns();
 	cpu_times(&s1, cpu);
@@ -244,13 +247,11 @@ int cmd_gen(int argc, char **argv)
 	       "\"stat_busy_own_ticks\": %llu, \"stat_steal_own_ticks\": %llu, "
 	       "\"tick_hz\": %ld, \"kernel_ns\": %llu, \"sources\": %llu, \"cpu\": %llu}\n",
 	       (unsigned long long)frames, (unsigned long long)(t1 - t0),
-	       (unsigned long long)(c1 - c0),
-	       (unsigned long long)(s1.softirqd_ns - s0.softirqd_ns),
+	       (unsigned long long)(c1 - c0), (unsigned long long)(s1.softirqd_ns - s0.softirqd_ns),
 	       (unsigned long long)(s1.busy - s0.busy), (unsigned long long)(s1.steal - s0.steal),
 	       (unsigned long long)(s1.busy_own - s0.busy_own),
-	       (unsigned long long)(s1.steal_own - s0.steal_own),
-	       sysconf(_SC_CLK_TCK), (unsigned long long)kern_ns, (unsigned long long)sources,
-	       (unsigned long long)cpu);
+	       (unsigned long long)(s1.steal_own - s0.steal_own), sysconf(_SC_CLK_TCK),
+	       (unsigned long long)kern_ns, (unsigned long long)sources, (unsigned long long)cpu);
 	bench_gen__destroy(skel);
 	return 0;
 }

@@ -38,19 +38,19 @@
 #include "wrap.skel.h"
 #include "plain.skel.h"
 
-#define MAX_RUNS	15
+#define MAX_RUNS 15
 /*
  * Packets per steady-state measurement (or one pass over the sources, if
  * more). Short, so that one run of every program takes well under a second:
  * this VM's speed drifts over seconds (a shared host), and the programs of
  * one run must see the same machine.
  */
-#define REPEAT		250000U
-#define DEFAULT_TABLE	262144U		/* xdp-rl's --max-sources default */
-#define BIG_TABLE	1048576U	/* for 1 000 000 sources */
-#define SPARE_TABLE	1024U		/* the family a scenario does not use */
-#define WINDOW_NS	(3600 * SEC_NS)
-#define BENCH_SEED	0x6265bad5eed1ULL	/* any: the tables' hash key */
+#define REPEAT	      250000U
+#define DEFAULT_TABLE 262144U  /* xdp-rl's --max-sources default */
+#define BIG_TABLE     1048576U /* for 1 000 000 sources */
+#define SPARE_TABLE   1024U    /* the family a scenario does not use */
+#define WINDOW_NS     (3600 * SEC_NS)
+#define BENCH_SEED    0x6265bad5eed1ULL /* any: the tables' hash key */
 
 enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_MAX };
 
@@ -61,10 +61,10 @@ static const char *const prog_key[P_MAX] = {
 struct scen {
 	const char *name;
 	int v6;
-	__u32 nsrc;		/* sources per CPU */
-	int threads;		/* 1 or 2 */
-	int disjoint;		/* two threads: each CPU its own sources */
-	__u32 table;		/* entries per table; 0: the default, or 2^20 above it */
+	__u32 nsrc;   /* sources per CPU */
+	int threads;  /* 1 or 2 */
+	int disjoint; /* two threads: each CPU its own sources */
+	__u32 table;  /* entries per table; 0: the default, or 2^20 above it */
 };
 
 struct kenv {
@@ -76,15 +76,15 @@ struct kenv {
 	int table_v6;
 	struct frame f4, f6;
 	int runs, runs_insert;
-	__u64 walk[P_MAX][2];	/* where each table's walk over the sources stopped */
+	__u64 walk[P_MAX][2]; /* where each table's walk over the sources stopped */
 	FILE *json;
 	int json_first;
 };
 
 /* One measurement: per-thread mean ns per packet, on two clocks. */
 struct sample {
-	double kern;		/* BPF_PROG_TEST_RUN duration (the kernel's timer) */
-	double cpu;		/* the thread's CPU time around the call / repeat */
+	double kern; /* BPF_PROG_TEST_RUN duration (the kernel's timer) */
+	double cpu;  /* the thread's CPU time around the call / repeat */
 };
 
 /* ---- Loading ---------------------------------------------------------------- */
@@ -122,9 +122,11 @@ static struct xdp_rl *rl_load(__u32 table)
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
 	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
-	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table, .v4_prefix = 32,
-						   .v6_prefix = 128, .max_layers = 1,
-						   .seed = BENCH_SEED }) ||
+	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table,
+						    .v4_prefix = 32,
+						    .v6_prefix = 128,
+						    .max_layers = 1,
+						    .seed = BENCH_SEED }) ||
 	    xdp_rl__load(s))
 		die("kern: load xdp-rl (%u sources): %s", table, strerror(errno));
 	rl_publish(s, 1);
@@ -182,7 +184,10 @@ static void set_target(struct kenv *e, enum prog_id p)
 	switch (p) {
 	case P_DROP: fd = bpf_program__fd(e->bare->progs.bare_drop); break;
 	case P_PASS: fd = bpf_program__fd(e->bare->progs.bare_pass); break;
-	case P_RL: rl_publish(e->rl, 1); fd = bpf_program__fd(e->rl->progs.xdp_rl); break;
+	case P_RL:
+		rl_publish(e->rl, 1);
+		fd = bpf_program__fd(e->rl->progs.xdp_rl);
+		break;
 	case P_RL_PASS:
 		rl_publish(e->rl, XDP_RL_LIMIT_MAX);
 		fd = bpf_program__fd(e->rl->progs.xdp_rl);
@@ -266,7 +271,7 @@ static void *runner_fn(void *arg)
 	r->s.kern = o.duration;
 	r->s.cpu = (double)(c1 - c0) / r->repeat;
 	if (!r->err && o.retval != XDP_DROP && o.retval != XDP_PASS)
-		r->err = EPROTO;	/* XDP_ABORTED: the tail call failed */
+		r->err = EPROTO; /* XDP_ABORTED: the tail call failed */
 	return NULL;
 }
 
@@ -304,8 +309,8 @@ static struct sample run_on(int fd, const struct frame *f, __u32 repeat, int thr
  * Measure @p on @repeat packets. Each table walks the sources on its own: a
  * program goes on where the last packets sent to its table stopped.
  */
-static struct sample measure(struct kenv *e, const struct scen *sc, enum prog_id p,
-			     __u32 repeat, int restart, int scatter)
+static struct sample measure(struct kenv *e, const struct scen *sc, enum prog_id p, __u32 repeat,
+			     int restart, int scatter)
 {
 	/* xdp-rl dropping and passing share one table. */
 	__u64 *walk = e->walk[p == P_RL_PASS ? P_RL : p];
@@ -354,15 +359,15 @@ static struct spread spread_of(const double *v, int n)
 
 static const char *fmt_spread(char *buf, size_t len, struct spread s, int sign, int prec)
 {
-	snprintf(buf, len, sign ? "%+.*f [%+.*f..%+.*f]" : "%.*f [%.*f..%.*f]", prec, s.med,
-		 prec, s.lo, prec, s.hi);
+	snprintf(buf, len, sign ? "%+.*f [%+.*f..%+.*f]" : "%.*f [%.*f..%.*f]", prec, s.med, prec,
+		 s.lo, prec, s.hi);
 	return buf;
 }
 
 static void json_spread(struct kenv *e, const char *key, struct spread s)
 {
-	fprintf(e->json, "\"%s\": {\"median\": %.3f, \"lo\": %.3f, \"hi\": %.3f}", key, s.med,
-		s.lo, s.hi);
+	fprintf(e->json, "\"%s\": {\"median\": %.3f, \"lo\": %.3f, \"hi\": %.3f}", key, s.med, s.lo,
+		s.hi);
 }
 
 static void json_begin(struct kenv *e, const char *section, const char *name)
@@ -426,7 +431,8 @@ static void steady(struct kenv *e, const struct scen *sc)
 		snprintf(note, sizeof(note), "  (%.1f%% of xdp-rl's packets opened a window)",
 			 100.0 * (nw1 - nw0) / nw_expect);
 	} else if (nw1 != nw0) {
-		snprintf(note, sizeof(note), "  (!) %llu windows opened while steady: table too small",
+		snprintf(note, sizeof(note),
+			 "  (!) %llu windows opened while steady: table too small",
 			 (unsigned long long)(nw1 - nw0));
 	}
 
@@ -446,7 +452,8 @@ static void steady(struct kenv *e, const struct scen *sc)
 	if (!e->json)
 		return;
 	json_begin(e, "kern_steady", sc->name);
-	fprintf(e->json, ", \"v6\": %d, \"sources_per_cpu\": %u, \"threads\": %d, \"disjoint\": %d, "
+	fprintf(e->json,
+		", \"v6\": %d, \"sources_per_cpu\": %u, \"threads\": %d, \"disjoint\": %d, "
 		"\"table\": %u, \"repeat\": %u, \"runs\": %d, \"new_windows_while_steady\": %llu",
 		sc->v6, sc->nsrc, sc->threads, sc->disjoint, e->table, REPEAT, e->runs,
 		(unsigned long long)(nw1 - nw0));
@@ -521,11 +528,12 @@ static void insert(struct kenv *e, const struct scen *sc)
 	if (!e->json)
 		return;
 	json_begin(e, "kern_insert", sc->name);
-	fprintf(e->json, ", \"v6\": %d, \"sources\": %u, \"table\": %u, \"runs\": %d",
-		sc->v6, sc->nsrc, e->table, e->runs_insert);
+	fprintf(e->json, ", \"v6\": %d, \"sources\": %u, \"table\": %u, \"runs\": %d", sc->v6,
+		sc->nsrc, e->table, e->runs_insert);
 	{
 		static const char *const key[I_MAX] = { "bare_drop", "xdp_rl_insert",
-			"xdp_rl_second_pass", "plain_insert", "plain_second_pass" };
+							"xdp_rl_second_pass", "plain_insert",
+							"plain_second_pass" };
 		char k[64];
 
 		for (i = 0; i < I_MAX; i++) {
@@ -627,8 +635,10 @@ static struct xdp_rl *rl_load_shape(int layers, int rules)
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
 	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = DEFAULT_TABLE,
-						   .v4_prefix = 32, .v6_prefix = 64,
-						   .max_layers = layers, .seed = BENCH_SEED }) ||
+						    .v4_prefix = 32,
+						    .v6_prefix = 64,
+						    .max_layers = layers,
+						    .seed = BENCH_SEED }) ||
 	    xdp_rl__load(s))
 		die("kern: load xdp-rl (%d layers): %s", layers, strerror(errno));
 	fd = bpf_map__fd(s->maps.config);
@@ -661,8 +671,13 @@ static struct xdp_rl *rl_load_shape(int layers, int rules)
 
 static void layers_rules(struct kenv *e)
 {
-	static const struct { const char *name; int layers, rules; } shape[] = {
-		{ "1 layer", 1, 0 }, { "2 layers", 2, 0 }, { "4 layers", 4, 0 },
+	static const struct {
+		const char *name;
+		int layers, rules;
+	} shape[] = {
+		{ "1 layer", 1, 0 },
+		{ "2 layers", 2, 0 },
+		{ "4 layers", 4, 0 },
 		{ "1 layer, 10 000 rules", 1, 1 },
 	};
 	enum { N_SHAPES = sizeof(shape) / sizeof(shape[0]) };
@@ -677,7 +692,7 @@ static void layers_rules(struct kenv *e)
 		rl[k] = rl_load_shape(shape[k].layers, shape[k].rules);
 	for (r = 0; r < e->runs; r++) {
 		for (k = -1; k < N_SHAPES; k++) {
-			int kk = r & 1 ? N_SHAPES - 1 - k : k;	/* order reversed every other run */
+			int kk = r & 1 ? N_SHAPES - 1 - k : k; /* order reversed every other run */
 
 			if (k == -1)
 				kk = -1;
@@ -688,10 +703,12 @@ static void layers_rules(struct kenv *e)
 			set_sources(e, &sc, 1, 1);
 			if (kk < 0)
 				base[r] = run_on(bpf_program__fd(e->wrap->progs.wrap), &e->f4,
-						 REPEAT, 1).kern;
+						 REPEAT, 1)
+						  .kern;
 			else
 				d[kk][r] = run_on(bpf_program__fd(e->wrap->progs.wrap), &e->f4,
-						  REPEAT, 1).kern;
+						  REPEAT, 1)
+						   .kern;
 		}
 		for (k = 0; k < N_SHAPES; k++)
 			d[k][r] -= base[r];
@@ -760,11 +777,8 @@ int cmd_kern(int argc, char **argv)
 			if (!e.json)
 				die("kern: cannot write '%s': %s", optarg, strerror(errno));
 			break;
-		case 'q':
-			quick = 1;
-			break;
-		default:
-			return 2;
+		case 'q': quick = 1; break;
+		default: return 2;
 		}
 	}
 	if (quick) {

@@ -48,9 +48,11 @@ static void print_row(FILE *json, int *first, const char *size, const struct row
 	printf("  %-24s %-36s %9u %12llu %8.1f MB %8.1f\n", size, r->what, r->entries, r->bytes,
 	       r->bytes / 1e6, (double)r->bytes / r->entries);
 	if (json)
-		fprintf(json, "%s{\"size\": \"%s\", \"what\": \"%s\", \"entries\": %u, "
-			"\"memlock\": %llu, \"bytes_per_source\": %.2f}", *first ? "" : ",\n",
-			size, r->what, r->entries, r->bytes, (double)r->bytes / r->entries);
+		fprintf(json,
+			"%s{\"size\": \"%s\", \"what\": \"%s\", \"entries\": %u, "
+			"\"memlock\": %llu, \"bytes_per_source\": %.2f}",
+			*first ? "" : ",\n", size, r->what, r->entries, r->bytes,
+			(double)r->bytes / r->entries);
 	*first = 0;
 }
 
@@ -71,8 +73,8 @@ int cmd_mem(int argc, char **argv)
 		die("usage: bench_prog mem [--json FILE]");
 	}
 
-	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "sources",
-	       "memlock B", "", "B/source");
+	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "sources", "memlock B",
+	       "", "B/source");
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		__u32 n = sizes[i];
 		struct xdp_rl *rl = xdp_rl__open();
@@ -82,17 +84,18 @@ int cmd_mem(int argc, char **argv)
 		struct row r;
 
 		if (!rl || !pl ||
-		    skel_prepare(rl, &(struct xdp_rl_fixed){ .max_sources = n, .v4_prefix = 32,
-							    .v6_prefix = 64, .max_layers = 1 }) ||
+		    skel_prepare(rl, &(struct xdp_rl_fixed){ .max_sources = n,
+							     .v4_prefix = 32,
+							     .v6_prefix = 64,
+							     .max_layers = 1 }) ||
 		    bpf_map__set_max_entries(pl->maps.plain4, n) ||
-		    bpf_map__set_max_entries(pl->maps.plain6, n) ||
-		    xdp_rl__load(rl) || bench_plain__load(pl))
+		    bpf_map__set_max_entries(pl->maps.plain6, n) || xdp_rl__load(rl) ||
+		    bench_plain__load(pl))
 			die("mem: cannot load with %u sources: %s", n, strerror(errno));
 		s4 = memlock(bpf_map__fd(rl->maps.src4));
 		s6 = memlock(bpf_map__fd(rl->maps.src6));
-		bpf_object__for_each_map(m, rl->obj)
-			if (m != rl->maps.src4 && m != rl->maps.src6)
-				other += memlock(bpf_map__fd(m));
+		bpf_object__for_each_map(m, rl->obj) if (m != rl->maps.src4 && m != rl->maps.src6)
+			other += memlock(bpf_map__fd(m));
 
 		r = (struct row){ "xdp-rl src4 (IPv4 sources)", n, s4 };
 		print_row(json, &first, size_name[i], &r);
@@ -104,7 +107,8 @@ int cmd_mem(int argc, char **argv)
 		r = (struct row){ "plain reference, IPv4 table", n,
 				  memlock(bpf_map__fd(pl->maps.plain4)) };
 		print_row(json, &first, "", &r);
-		printf("  %-24s (config, stats, .rodata, .bss of xdp-rl: %llu B in all)\n", "", other);
+		printf("  %-24s (config, stats, .rodata, .bss of xdp-rl: %llu B in all)\n", "",
+		       other);
 		xdp_rl__destroy(rl);
 		bench_plain__destroy(pl);
 	}

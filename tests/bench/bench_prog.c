@@ -165,7 +165,10 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*run)(int, char **);
 	} cmds[] = {
-		{ "kern", cmd_kern }, { "gen", cmd_gen }, { "xdp", cmd_xdp }, { "mem", cmd_mem },
+		{ "kern", cmd_kern },
+		{ "gen", cmd_gen },
+		{ "xdp", cmd_xdp },
+		{ "mem", cmd_mem },
 	};
 	size_t i;
 

@@ -11,7 +11,7 @@
 
 #include "bench.h"
 
-#define SEC_NS		1000000000ULL
+#define SEC_NS 1000000000ULL
 
 struct frame {
 	__u8 b[BENCH_FRAME_LEN];
@@ -25,8 +25,8 @@ void frame_build(struct frame *f, int v6, const __u8 dst_mac[6], const __u8 src_
 /* Fatal error: print "bench_prog: ..." and exit 1. */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-int pin_cpu(int cpu);				/* the calling thread */
-int netns_enter(const char *name);		/* the calling thread */
+int pin_cpu(int cpu);		   /* the calling thread */
+int netns_enter(const char *name); /* the calling thread */
 __u64 mono_ns(void);
 __u64 thread_cpu_ns(void);
 int parse_u64(const char *s, __u64 *v);

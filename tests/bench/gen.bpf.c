@@ -17,7 +17,7 @@
 
 const volatile __u32 tx_ifindex = 0;
 const volatile __u32 nsrc = 1;
-const volatile __u32 base = 0;		/* host order */
+const volatile __u32 base = 0; /* host order */
 
 struct bench_ctr ctr[BENCH_MAX_CPUS];
 

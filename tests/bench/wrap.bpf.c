@@ -37,10 +37,10 @@ struct {
 } progs SEC(".maps");
 
 /* Written by user space between runs. */
-__u32 nsrc = 1;				/* sources per CPU, >= 1 */
-__u32 step = 1;				/* 1 .. nsrc, coprime with nsrc */
-__u32 base[BENCH_MAX_CPUS];		/* first source of each CPU, host order */
-struct bench_ctr ctr[BENCH_MAX_CPUS];	/* next source index of each CPU */
+__u32 nsrc = 1;			      /* sources per CPU, >= 1 */
+__u32 step = 1;			      /* 1 .. nsrc, coprime with nsrc */
+__u32 base[BENCH_MAX_CPUS];	      /* first source of each CPU, host order */
+struct bench_ctr ctr[BENCH_MAX_CPUS]; /* next source index of each CPU */
 
 SEC("xdp")
 int wrap(struct xdp_md *ctx)

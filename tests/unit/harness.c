@@ -35,7 +35,7 @@ struct pkt build(const struct pkt_spec *s)
 	__u8 *q = p.b;
 	int i;
 
-	memset(q, 0x02, 12);	/* dst and src MAC */
+	memset(q, 0x02, 12); /* dst and src MAC */
 	q += 12;
 	for (i = 0; i < s->vlans; i++) {
 		put16(q, i == 0 && s->vlans == 2 ? ETH_P_8021AD : ETH_P_8021Q);
@@ -296,7 +296,7 @@ struct hammer {
 	const struct pkt *p;
 	int cpu;
 	__u32 repeat, rounds;
-	struct ticker *ticker;	/* stepped between rounds, if set */
+	struct ticker *ticker; /* stepped between rounds, if set */
 	int err;
 };
 
@@ -315,14 +315,13 @@ static void *hammer_fn(void *arg)
 	for (i = 0; i < h->rounds; i++) {
 		if (run(h->e, h->p, h->repeat) < 0)
 			h->err = errno;
-		if (h->ticker && i + 1 < h->rounds)	/* a round follows each tick */
+		if (h->ticker && i + 1 < h->rounds) /* a round follows each tick */
 			ticker_step(h->ticker);
 	}
 	return NULL;
 }
 
-int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds,
-	    struct ticker *t)
+int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds, struct ticker *t)
 {
 	struct hammer h[2] = { { e, p, 0, repeat, rounds, t, 0 },
 			       { e, p, 1, repeat, rounds, NULL, 0 } };

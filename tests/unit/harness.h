@@ -43,10 +43,10 @@
 #include "mtable.h"
 #include "unit.h"
 
-#define SEC_NS	1000000000ULL
+#define SEC_NS 1000000000ULL
 /* The global limits' limit set in these tests (env_live gives it to settings without one). */
-#define TEST_LSID	1
-#define TICK_NS	4000000ULL	/* the test clock's tick (HZ 250) */
+#define TEST_LSID 1
+#define TICK_NS	  4000000ULL /* the test clock's tick (HZ 250) */
 
 /* ---- Packets --------------------------------------------------------------- */
 
@@ -60,8 +60,8 @@ enum { V4, V6 };
 struct pkt_spec {
 	int family;
 	const char *src;
-	int vlans;		/* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
-	__u32 size;		/* 0: the smallest; else pad to this frame length */
+	int vlans;  /* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
+	__u32 size; /* 0: the smallest; else pad to this frame length */
 };
 
 void put16(__u8 *p, __u16 v);
@@ -73,7 +73,7 @@ struct pkt build(const struct pkt_spec *s);
 struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
-	struct mtable t4, t6;	/* src4 and src6, mapped */
+	struct mtable t4, t6; /* src4 and src6, mapped */
 	/*
 	 * The limiter xdp-rl would open, with the skeleton's config map, admin
 	 * entry point and tables: what env_live publishes through, and what
@@ -84,13 +84,13 @@ struct env {
 
 struct load_opts {
 	int bytes;
-	int v4_prefix, v6_prefix;	/* default 32 and 64 */
-	int layers;		/* room per source, default 1 */
-	__u32 sources;		/* per source table, default 1024 */
+	int v4_prefix, v6_prefix; /* default 32 and 64 */
+	int layers;		  /* room per source, default 1 */
+	__u32 sources;		  /* per source table, default 1024 */
 };
 
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */
-#define TEST_SEED	0x5eed5eed12345678ULL
+#define TEST_SEED 0x5eed5eed12345678ULL
 
 /* Load the program with @o, the clock at 1000 s: 0, or -1 with errno set. */
 int env_load(struct env *e, const struct load_opts *o);
@@ -148,15 +148,14 @@ struct ticker {
 	struct env *e;
 	__u64 limit, window_ns;
 	__u64 ticked_gen, ticks;
-	int layer;		/* whose windows the ticker turns over */
+	int layer; /* whose windows the ticker turns over */
 };
 
 /*
  * Threads on CPUs 0 and 1 each run @p @rounds times @repeat; the first
  * also steps @t (if not NULL) between its rounds. 0, or an errno.
  */
-int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds,
-	    struct ticker *t);
+int hammer2(struct env *e, const struct pkt *p, __u32 repeat, __u32 rounds, struct ticker *t);
 
 /*
  * Many sources in one BPF_PROG_TEST_RUN call: the bench's wrapper

@@ -67,17 +67,18 @@ UNIT_TEST(exact_turnover)
 	t.e = &e;
 	env_set(&e, t.limit, t.window_ns, 0);
 	e.skel->bss->fake_now_ns += 7200 * SEC_NS;
-	run(&e, &p, 1);		/* open the first window before the race */
+	run(&e, &p, 1); /* open the first window before the race */
 	stats(&e, &before);
 	r = hammer2(&e, &p, repeat / 10, rounds * 10, &t);
-	passed = stat_delta(&e, &before, XDP_RL_STAT_PASSED) + 1;	/* + the opener */
+	passed = stat_delta(&e, &before, XDP_RL_STAT_PASSED) + 1; /* + the opener */
 	opened = stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS) + 1;
 	final = count4(&e, "198.18.6.1");
 	snprintf(desc, sizeof(desc),
 		 "exact: turnover under 2 CPUs: %llu windows, passed %llu == %llu x %llu + "
-		 "min(%llu, %llu)", (unsigned long long)opened, (unsigned long long)passed,
+		 "min(%llu, %llu)",
+		 (unsigned long long)opened, (unsigned long long)passed,
 		 (unsigned long long)t.limit, (unsigned long long)(opened - 1),
-		 (unsigned long long)final, (unsigned long long)t.limit);
+		 (unsigned long long) final, (unsigned long long)t.limit);
 	ASSERT_EQ(r, 0, "%s [both threads ran]", desc);
 	ASSERT_EQ(opened, t.ticks + 1, "%s [one window per tick]", desc);
 	ASSERT_GT(opened, 2, "%s [windows turned over]", desc);
@@ -111,8 +112,8 @@ UNIT_TEST(exact_layers)
 	/* opened - 1: the hour's one window; the rest are the 1ms layer's. */
 	snprintf(desc, sizeof(desc),
 		 "exact: 2 CPUs, layers 1000/1ms + 25000/1h: passed %llu <= 25000 and "
-		 "<= 1000 x %llu windows of 1ms", (unsigned long long)passed,
-		 (unsigned long long)(opened - 1));
+		 "<= 1000 x %llu windows of 1ms",
+		 (unsigned long long)passed, (unsigned long long)(opened - 1));
 	ASSERT_EQ(r, 0, "%s [both threads ran]", desc);
 	ASSERT_LE(passed, 25000, "%s [the hour's limit]", desc);
 	ASSERT_LE(passed, 1000 * (opened - 1), "%s [the 1ms windows' limits]", desc);

@@ -9,10 +9,11 @@
 UNIT_TEST(layers)
 {
 	static const struct xdp_rl_layer two[] = { { 3, SEC_NS }, { 5, 10 * SEC_NS } };
-	static const char first[] = "layers: 3/1s + 5/10s: 3 of 4 pass; the 1s layer counts 4, "
+	static const char first[] =
+		"layers: 3/1s + 5/10s: 3 of 4 pass; the 1s layer counts 4, "
 		"the 10s layer 3 (a packet refused by the first is not charged to the second)";
 	static const char next[] = "layers: next second, the 10s layer admits 2 more; the 2 it "
-		"refuses are taken back from the 1s layer (count 2, not 4)";
+				   "refuses are taken back from the 1s layer (count 2, not 4)";
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.7.1" });
 	struct xdp_rl_live live = live_of(2, two);
 	struct env e;

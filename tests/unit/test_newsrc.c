@@ -48,8 +48,7 @@ UNIT_TEST(new_sources)
 	stats(&e, &before);
 	ok = send_n(&e, &p[4], 2) + send_n(&e, &p[5], 2);
 	ASSERT_EQ(ok, 3, "%s [passed]", aggregate);
-	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_AGGREGATED), 4, "%s [aggregated]",
-		  aggregate);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_AGGREGATED), 4, "%s [aggregated]", aggregate);
 
 	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &p[5], 1), 1, "%s [passed]", again);

@@ -20,7 +20,7 @@ static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule 
 
 	inet_pton(AF_INET, prefix, &k.addr);
 	if (!r->lsid)
-		r->lsid = 100 + r->id;	/* each rule a limit set of its own, as xdp-rl gives it */
+		r->lsid = 100 + r->id; /* each rule a limit set of its own, as xdp-rl gives it */
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
 }
@@ -35,9 +35,12 @@ UNIT_TEST(rules)
 	struct xdp_rl_live live = live_of(1, one);
 	struct xdp_rl_rule allow = { .id = 0, .action = XDP_RL_RULE_ALLOW };
 	struct xdp_rl_rule deny = { .id = 1, .action = XDP_RL_RULE_DENY };
-	struct xdp_rl_rule own = { .id = 2, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
-				   .layer = { { 6, 10 * SEC_NS } } };
-	struct xdp_rl_rule shared = { .id = 3, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
+	struct xdp_rl_rule own = {
+		.id = 2, .action = XDP_RL_RULE_LIMIT, .nlayers = 1, .layer = { { 6, 10 * SEC_NS } }
+	};
+	struct xdp_rl_rule shared = { .id = 3,
+				      .action = XDP_RL_RULE_LIMIT,
+				      .nlayers = 1,
 				      .layer = { { 4, 10 * SEC_NS } },
 				      .flags = XDP_RL_RULE_F_SHARED };
 	struct pkt out = build(&(struct pkt_spec){ V4, "198.18.8.1" });
@@ -88,9 +91,10 @@ UNIT_TEST(rule_finer_than_key)
 {
 	static const struct xdp_rl_layer two[] = { { 100, SEC_NS }, { 5, 3600 * SEC_NS } };
 	static const char desc[] = "rules finer than the key: a one-layer /32 inside keeps the "
-		"/24 key's hour layer: 5 of 10 pass in the hour, not 10";
-	struct xdp_rl_rule one = { .id = 0, .action = XDP_RL_RULE_LIMIT, .nlayers = 1,
-				   .layer = { { 1000, SEC_NS } } };
+				   "/24 key's hour layer: 5 of 10 pass in the hour, not 10";
+	struct xdp_rl_rule one = {
+		.id = 0, .action = XDP_RL_RULE_LIMIT, .nlayers = 1, .layer = { { 1000, SEC_NS } }
+	};
 	struct pkt s5 = build(&(struct pkt_spec){ V4, "198.18.20.5" });
 	struct pkt s6 = build(&(struct pkt_spec){ V4, "198.18.20.6" });
 	struct xdp_rl_live live = live_of(2, two);

@@ -27,7 +27,8 @@ static int table_unique(const struct mtable *t, __u64 *live)
 			continue;
 		++*live;
 		for (j = i + 1; j < n; j++)
-			if (mt_key(t, mt_slot(t, j), b, &lb) && la == lb && !memcmp(a, b, sizeof(a)))
+			if (mt_key(t, mt_slot(t, j), b, &lb) && la == lb &&
+			    !memcmp(a, b, sizeof(a)))
 				return 0;
 	}
 	return 1;
@@ -49,9 +50,9 @@ UNIT_TEST(table)
 {
 	static const char eight[] = "table: 8 sources take the 8 slots, no eviction";
 	static const char lru[] = "table: a 9th source evicts the one seen longest ago, "
-		"not the first inserted (seen since)";
+				  "not the first inserted (seen since)";
 	static const char over[] = "table: a source whose window is over gives up its slot "
-		"first, though seen last; not counted as an eviction";
+				   "first, though seen last; not counted as an eviction";
 	static const char reset[] =
 		"table: after its windows are closed from user space, a source starts afresh";
 	char addr[10][32];
@@ -76,7 +77,7 @@ UNIT_TEST(table)
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS), 0, "%s [evictions]", eight);
 	ASSERT_TRUE(table_unique(&e.t4, &live), "%s [every key in one slot]", eight);
 	ASSERT_EQ(live, 8, "%s [live slots]", eight);
-	send_n(&e, &p[0], 1);	/* seen again: now the second is the least recent */
+	send_n(&e, &p[0], 1); /* seen again: now the second is the least recent */
 	e.skel->bss->fake_now_ns += 10 * TICK_NS;
 	send_n(&e, &p[8], 1);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS), 1, "%s [evictions]", lru);
@@ -88,12 +89,12 @@ UNIT_TEST(table)
 	e.skel->bss->fake_now_ns += 7200 * SEC_NS;
 	env_set(&e, 3, 10 * SEC_NS, 0);
 	t0 = e.skel->bss->fake_now_ns;
-	send_n(&e, &p[0], 1);				/* its window ends at t0 + 10s */
+	send_n(&e, &p[0], 1); /* its window ends at t0 + 10s */
 	e.skel->bss->fake_now_ns = t0 + 5 * SEC_NS;
 	for (i = 2; i < 9; i++)
-		send_n(&e, &p[i], 1);			/* theirs at t0 + 15s */
+		send_n(&e, &p[i], 1); /* theirs at t0 + 15s */
 	e.skel->bss->fake_now_ns = t0 + 9 * SEC_NS;
-	send_n(&e, &p[0], 1);				/* seen last, window still t0 + 10s */
+	send_n(&e, &p[0], 1); /* seen last, window still t0 + 10s */
 	e.skel->bss->fake_now_ns = t0 + 11 * SEC_NS;
 	stats(&e, &before);
 	send_n(&e, &p[9], 1);
@@ -105,8 +106,8 @@ UNIT_TEST(table)
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS), 0, "%s [evictions]", over);
 
 	/* What `reset` does: the windows close, the next packet opens a new one. */
-	send_n(&e, &p[2], 3);				/* 4 of 3: over the limit */
-	memcpy(&key[0], p[2].b + ETH_HLEN + 12, 4);	/* its source address */
+	send_n(&e, &p[2], 3);			    /* 4 of 3: over the limit */
+	memcpy(&key[0], p[2].b + ETH_HLEN + 12, 4); /* its source address */
 	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, key, TEST_LSID, 0, 1, 0, NULL), 1,
 		  "%s [the program found the key]", reset);
 	ASSERT_EQ(send_n(&e, &p[2], 1), 1, "%s [passed]", reset);
@@ -146,7 +147,7 @@ UNIT_TEST(table_ipv6)
 }
 
 enum { NEW = 4000, CHURN = 64 };
-static const __u32 walk_base = 0xc6124000;	/* 198.18.64.0 */
+static const __u32 walk_base = 0xc6124000; /* 198.18.64.0 */
 
 /* Both CPUs meet each new source at once: one slot each, exact limits. */
 UNIT_TEST(table_concurrent_inserts)
@@ -175,17 +176,17 @@ UNIT_TEST(table_concurrent_inserts)
 		bad += count4(&e, addr) != 10;
 	}
 	unique = table_unique(&e.t4, &live);
-	snprintf(desc, sizeof(desc), "table: 2 CPUs x %d new sources at once: one slot each, "
-		 "each passes 3 of 10 (%d counts off, %llu slots live)", NEW, bad,
-		 (unsigned long long)live);
+	snprintf(desc, sizeof(desc),
+		 "table: 2 CPUs x %d new sources at once: one slot each, "
+		 "each passes 3 of 10 (%d counts off, %llu slots live)",
+		 NEW, bad, (unsigned long long)live);
 	ASSERT_EQ(r, 0, "%s [both threads ran]", desc);
 	ASSERT_EQ(bad, 0, "%s [counts]", desc);
 	ASSERT_TRUE(unique, "%s [every key in one slot]", desc);
 	ASSERT_EQ(live, NEW, "%s [live slots]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_INSERTS), NEW, "%s [inserts]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_PASSED), 3 * NEW, "%s [passed]", desc);
-	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 0, "%s [table errors]",
-		  desc);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 0, "%s [table errors]", desc);
 	walk_close(&wk);
 	env_free(&e);
 }
@@ -222,10 +223,11 @@ UNIT_TEST(table_churn)
 	errors = stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS);
 	evictions = stat_delta(&e, &before, XDP_RL_STAT_EVICTIONS);
 	unique = table_unique(&e.t4, &live);
-	snprintf(desc, sizeof(desc), "table: churn on 2 CPUs: passed %llu <= %llu windows + %llu "
+	snprintf(desc, sizeof(desc),
+		 "table: churn on 2 CPUs: passed %llu <= %llu windows + %llu "
 		 "lost slots; %llu evictions; every key in one slot at most",
-		 (unsigned long long)passed, (unsigned long long)opened,
-		 (unsigned long long)errors, (unsigned long long)evictions);
+		 (unsigned long long)passed, (unsigned long long)opened, (unsigned long long)errors,
+		 (unsigned long long)evictions);
 	ASSERT_EQ(r, 0, "%s [both threads ran]", desc);
 	ASSERT_LE(passed, opened + errors, "%s [passed]", desc);
 	ASSERT_GT(evictions, 1000, "%s [evictions]", desc);

@@ -20,7 +20,7 @@
 #include "rules.h"
 #include "unit.h"
 
-#define SEC_NS	1000000000ULL
+#define SEC_NS 1000000000ULL
 
 /* ---- parse_u64 ------------------------------------------------------------- */
 
@@ -67,14 +67,11 @@ UNIT_TEST(parse_duration)
 		const char *s;
 		__u64 ns;
 	} ok[] = {
-		{ "1ms", 1000000ULL },	/* WINDOW_MIN_NS */
-		{ "500ms", 500000000ULL },
-		{ "1000us", 1000000ULL },
-		{ "2000000ns", 2000000ULL },
-		{ "1s", SEC_NS },
-		{ "15m", 15 * 60 * SEC_NS },
-		{ "2h", 2 * 3600 * SEC_NS },
-		{ "8784h", WINDOW_MAX_NS },	/* 366 days */
+		{ "1ms", 1000000ULL }, /* WINDOW_MIN_NS */
+		{ "500ms", 500000000ULL },   { "1000us", 1000000ULL },
+		{ "2000000ns", 2000000ULL }, { "1s", SEC_NS },
+		{ "15m", 15 * 60 * SEC_NS }, { "2h", 2 * 3600 * SEC_NS },
+		{ "8784h", WINDOW_MAX_NS }, /* 366 days */
 	};
 	static const char range[] = "out of range 1ms..8784h";
 	__u64 ns;
@@ -162,15 +159,13 @@ UNIT_TEST(parse_layer)
 		     "parse_layer: NULL");
 	ASSERT_STREQ(parse_layer("0/1s", &l), "limit '0': must be at least 1",
 		     "parse_layer: a limit of 0");
-	ASSERT_STREQ(parse_layer("/1s", &l), "limit '': empty value",
-		     "parse_layer: no limit");
+	ASSERT_STREQ(parse_layer("/1s", &l), "limit '': empty value", "parse_layer: no limit");
 	ASSERT_STREQ(parse_layer("10x/1s", &l), "limit '10x': not a number",
 		     "parse_layer: a limit that is not a number");
 	ASSERT_STREQ(parse_layer("100/1", &l),
 		     "window '1': needs a unit: ns, us, ms, s, m or h (e.g. 500ms, 1s)",
 		     "parse_layer: a window without a unit");
-	ASSERT_STREQ(parse_layer("100/", &l), "window '': empty value",
-		     "parse_layer: no window");
+	ASSERT_STREQ(parse_layer("100/", &l), "window '': empty value", "parse_layer: no window");
 	ASSERT_STREQ(parse_layer("100/1s/2s", &l),
 		     "window '1s/2s': unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
 		     "parse_layer: one slash only");
@@ -270,7 +265,10 @@ UNIT_TEST(fmt_duration)
 UNIT_TEST(words)
 {
 	static const struct word three[] = {
-		{ "pass", 0 }, { "drop", 1 }, { "aggregate", 7 }, { NULL, 0 },
+		{ "pass", 0 },
+		{ "drop", 1 },
+		{ "aggregate", 7 },
+		{ NULL, 0 },
 	};
 	static const struct word two[] = { { "on", 1 }, { "off", 0 }, { NULL, 0 } };
 	static const struct word one[] = { { "only", 3 }, { NULL, 0 } };
@@ -309,8 +307,8 @@ UNIT_TEST(words)
 /* ---- rule_parse ------------------------------------------------------------ */
 
 /* rule_parse on the words given, as the command line `rule add WORDS...` gives them. */
-#define PARSE_RULE(r, why, ...)							\
-	rule_parse(sizeof((char *[]){ "rule", __VA_ARGS__ }) / sizeof(char *),	\
+#define PARSE_RULE(r, why, ...)                                                \
+	rule_parse(sizeof((char *[]){ "rule", __VA_ARGS__ }) / sizeof(char *), \
 		   (char *[]){ "rule", __VA_ARGS__, NULL }, r, why, sizeof(why))
 
 UNIT_TEST(rule_parse)
@@ -328,7 +326,8 @@ UNIT_TEST(rule_parse)
 	ASSERT_EQ(r.rule.action, XDP_RL_RULE_DENY, "rule_parse: --deny is a deny rule");
 	ASSERT_EQ(r.prefix, 48, "rule_parse: its prefix length is 48");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/16", "--layer", "10/1s", "--layer=100/1m",
-			     "--shared"), 0, "rule_parse: two layers, shared, are accepted");
+			     "--shared"),
+		  0, "rule_parse: two layers, shared, are accepted");
 	ASSERT_EQ(r.rule.action, XDP_RL_RULE_LIMIT, "rule_parse: --layer is a limit rule");
 	ASSERT_EQ(r.rule.nlayers, 2, "rule_parse: two --layer options are two layers");
 	ASSERT_EQ(r.rule.layer[1].limit, 100, "rule_parse: the second layer's limit");
@@ -352,8 +351,8 @@ UNIT_TEST(rule_parse)
 		  "rule_parse: --shared without --layer is refused");
 	ASSERT_STREQ(why, "--shared goes with --layer", "rule_parse: ... saying so");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--layer", "2/1s",
-			     "--layer", "3/1s", "--layer", "4/1s", "--layer", "5/1s"), -1,
-		  "rule_parse: a fifth layer is refused");
+			     "--layer", "3/1s", "--layer", "4/1s", "--layer", "5/1s"),
+		  -1, "rule_parse: a fifth layer is refused");
 	ASSERT_STREQ(why, "at most 4 --layer options", "rule_parse: ... saying how many may be");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1"), -1,
 		  "rule_parse: a bad layer is refused");
@@ -367,8 +366,10 @@ UNIT_TEST(rule_parse)
 	ASSERT_STREQ(why, "unknown option '--bogus'", "rule_parse: ... naming it");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.1/24", "--allow"), -1,
 		  "rule_parse: a CIDR with bits past its length is refused");
-	ASSERT_STREQ(why, "invalid CIDR '198.18.0.1/24': bits set past /24 "
-		     "(did you mean 198.18.0.0/24?)", "rule_parse: ... with the prefix meant");
+	ASSERT_STREQ(why,
+		     "invalid CIDR '198.18.0.1/24': bits set past /24 "
+		     "(did you mean 198.18.0.0/24?)",
+		     "rule_parse: ... with the prefix meant");
 }
 
 /* ---- rules_file ------------------------------------------------------------ */
@@ -376,8 +377,8 @@ UNIT_TEST(rule_parse)
 /* A folder of its own for a test's files, removed with everything in it. */
 struct tmp {
 	char dir[256];
-	char path[320];		/* of the last file written */
-	char err[1024];		/* what the last rules() wrote on stderr */
+	char path[320]; /* of the last file written */
+	char err[1024]; /* what the last rules() wrote on stderr */
 };
 
 static int tmp_open(struct tmp *t)
@@ -464,14 +465,15 @@ UNIT_TEST(rules_file)
 
 	if (tmp_open(&t))
 		return;
-	p = tmp_file(&t, "good", "# rules for the test\n"
+	p = tmp_file(&t, "good",
+		     "# rules for the test\n"
 		     "\n"
 		     "198.18.0.0/24 --allow   # trailing comment\n"
 		     "   \t\n"
 		     "\t2001:2::/48\t--layer 10/1s --layer 100/1m --shared\n"
 		     "198.18.1.0/24 --deny\r\n"
 		     "#198.18.2.0/24 --allow\n"
-		     "198.18.3.0/24 --deny");	/* no newline at the end */
+		     "198.18.3.0/24 --deny"); /* no newline at the end */
 	ASSERT_EQ(rules(&t, p, &n, &r), 0, "rules_file: comments, blank lines, CRLF are read");
 	ASSERT_EQ(n, 4, "rules_file: four rules, the commented-out one not among them");
 	ASSERT_EQ(r.rule.action, XDP_RL_RULE_ALLOW, "rules_file: the first rule is --allow");
@@ -486,7 +488,8 @@ UNIT_TEST(rules_file)
 	ASSERT_EQ(n, 0, "rules_file: a file of comments has no rules");
 
 	/* 15 words on a line are allowed (RULE_WORDS, with the command's name). */
-	p = tmp_file(&t, "words15", "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
+	p = tmp_file(&t, "words15",
+		     "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
 		     "--shared --shared --shared --shared --shared --shared --shared --shared "
 		     "--shared\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), 0, "rules_file: 15 words on a line are allowed");
@@ -502,28 +505,30 @@ UNIT_TEST(rules_file_errors)
 
 	if (tmp_open(&t))
 		return;
-	p = tmp_file(&t, "bad", "198.18.0.0/24 --allow\n# fine so far\n198.18.1.0/24 --bogus\n"
+	p = tmp_file(&t, "bad",
+		     "198.18.0.0/24 --allow\n# fine so far\n198.18.1.0/24 --bogus\n"
 		     "198.18.2.0/24 --deny\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE, "rules_file: a bad line is a usage error");
 	ASSERT_STRSTR(t.err, "/bad:3: unknown option '--bogus'",
 		      "rules_file: ... naming the file, the line by number, and why");
 
-	p = tmp_file(&t, "dup", "198.18.0.0/24 --allow\n2001:2::/48 --allow\n"
+	p = tmp_file(&t, "dup",
+		     "198.18.0.0/24 --allow\n2001:2::/48 --allow\n"
 		     "2001:0002:0000::/48 --deny\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE,
 		  "rules_file: a second rule for a prefix is a usage error");
 	ASSERT_STRSTR(t.err, "/dup:3: a second rule for the same prefix",
 		      "rules_file: ... naming its line, however the prefix is spelled");
 
-	p = tmp_file(&t, "words16", "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
+	p = tmp_file(&t, "words16",
+		     "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
 		     "--shared --shared --shared --shared --shared --shared --shared --shared "
 		     "--shared --shared\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE,
 		  "rules_file: 16 words on a line are a usage error");
 	ASSERT_STRSTR(t.err, "/words16:1: too many words", "rules_file: ... saying so");
 
-	ASSERT_EQ(rules(&t, t.dir, &n, NULL), EXIT_USAGE,
-		  "rules_file: a folder is a usage error");
+	ASSERT_EQ(rules(&t, t.dir, &n, NULL), EXIT_USAGE, "rules_file: a folder is a usage error");
 	ASSERT_STRSTR(t.err, "not a regular file", "rules_file: ... not a regular file");
 	ASSERT_EQ(rules(&t, "/dev/null", &n, NULL), EXIT_USAGE,
 		  "rules_file: a device is a usage error");
@@ -590,11 +595,11 @@ static char *jstr(const char *s)
 }
 
 /* Assert json_put_string(@in) writes @out (quotes included). */
-#define ASSERT_JSTR(in, out, ...)						\
-	do {									\
-		char *_s = jstr(in);						\
-		ASSERT_STREQ(_s, out, __VA_ARGS__);				\
-		free(_s);							\
+#define ASSERT_JSTR(in, out, ...)                   \
+	do {                                        \
+		char *_s = jstr(in);                \
+		ASSERT_STREQ(_s, out, __VA_ARGS__); \
+		free(_s);                           \
 	} while (0)
 
 UNIT_TEST(json_strings)
@@ -620,7 +625,9 @@ UNIT_TEST(json_utf8)
 	ASSERT_JSTR("\xef\xbf\xbd", "\"\xef\xbf\xbd\"", "json: U+FFFD itself passes");
 	ASSERT_JSTR("\x80", "\"\\ufffd\"", "json: a lone continuation byte 0x80 is U+FFFD");
 	ASSERT_JSTR("\xff", "\"\\ufffd\"", "json: 0xff, never UTF-8, is U+FFFD");
-	ASSERT_JSTR("a\xfe" "b", "\"a\\ufffdb\"", "json: a bad byte between good ones");
+	ASSERT_JSTR("a\xfe"
+		    "b",
+		    "\"a\\ufffdb\"", "json: a bad byte between good ones");
 	ASSERT_JSTR("\xc0\xaf", "\"\\ufffd\\ufffd\"",
 		    "json: overlong 0xc0 0xaf ('/'): each byte U+FFFD");
 	ASSERT_JSTR("\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"",
@@ -631,8 +638,9 @@ UNIT_TEST(json_utf8)
 		    "json: past U+10FFFF: each byte U+FFFD");
 	ASSERT_JSTR("\xe2\x82", "\"\\ufffd\\ufffd\"",
 		    "json: a sequence cut by the end of the string, not read past it");
-	ASSERT_JSTR("\xe2\x82" "b", "\"\\ufffd\\ufffdb\"",
-		    "json: a sequence cut by an ASCII byte, which is kept");
+	ASSERT_JSTR("\xe2\x82"
+		    "b",
+		    "\"\\ufffd\\ufffdb\"", "json: a sequence cut by an ASCII byte, which is kept");
 }
 
 UNIT_TEST(json_writer)
@@ -663,7 +671,8 @@ UNIT_TEST(json_writer)
 	json_end(&j);
 	ASSERT_EQ(json_finish(&j), 0, "json: a whole document finishes");
 	s = mem_close(&m);
-	ASSERT_STREQ(s, "{\"name\":\"eth0\",\"max\":18446744073709551615,"
+	ASSERT_STREQ(s,
+		     "{\"name\":\"eth0\",\"max\":18446744073709551615,"
 		     "\"min\":-9223372036854775808,\"yes\":true,\"no\":false,\"none\":null,"
 		     "\"list\":[1,\"two\",{},[]],\"k\\\"ey\":\"v\\u000a\"}\n",
 		     "json: members, commas, nesting and escaped keys, exactly");
@@ -717,8 +726,7 @@ UNIT_TEST(json_nesting)
 		json_arr(&j, NULL);
 	for (i = 0; i < JSON_MAX_DEPTH - 1; i++)
 		json_end(&j);
-	ASSERT_EQ(json_finish(&j), 0, "json: %d levels of nesting finish",
-		  JSON_MAX_DEPTH - 1);
+	ASSERT_EQ(json_finish(&j), 0, "json: %d levels of nesting finish", JSON_MAX_DEPTH - 1);
 	s = mem_close(&m);
 	memset(want, '[', JSON_MAX_DEPTH - 1);
 	memset(want + JSON_MAX_DEPTH - 1, ']', JSON_MAX_DEPTH - 1);

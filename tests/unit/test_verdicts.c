@@ -13,8 +13,16 @@
 #include "harness.h"
 
 enum mangle {
-	M_NONE, M_IHL4, M_IHL_PAST_END, M_TOTLEN_SHORT, M_V4_SHORT,
-	M_V4_VERSION, M_V6_SHORT, M_VLAN_TRUNC, M_ARP, M_THREE_TAGS,
+	M_NONE,
+	M_IHL4,
+	M_IHL_PAST_END,
+	M_TOTLEN_SHORT,
+	M_V4_SHORT,
+	M_V4_VERSION,
+	M_V6_SHORT,
+	M_VLAN_TRUNC,
+	M_ARP,
+	M_THREE_TAGS,
 };
 
 struct vcase {
@@ -22,7 +30,7 @@ struct vcase {
 	struct pkt_spec spec;
 	enum mangle mangle;
 	int verdict;
-	int stat;	/* the counter that must go up by one */
+	int stat; /* the counter that must go up by one */
 };
 
 /* Break an IPv4 header at offset 14 of a plain Ethernet frame (copied out: it is not aligned). */
@@ -32,20 +40,13 @@ static void mangle_ip(struct pkt *p, enum mangle m)
 
 	memcpy(&ip, p->b + ETH_HLEN, sizeof(ip));
 	switch (m) {
-	case M_IHL4:
-		ip.ihl = 4;
-		break;
+	case M_IHL4: ip.ihl = 4; break;
 	case M_IHL_PAST_END:
-		ip.ihl = 15;	/* 60 bytes, the frame has 28 after Ethernet */
+		ip.ihl = 15; /* 60 bytes, the frame has 28 after Ethernet */
 		break;
-	case M_TOTLEN_SHORT:
-		ip.tot_len = htons(12);
-		break;
-	case M_V4_VERSION:
-		ip.version = 6;
-		break;
-	default:
-		return;
+	case M_TOTLEN_SHORT: ip.tot_len = htons(12); break;
+	case M_V4_VERSION: ip.version = 6; break;
+	default: return;
 	}
 	memcpy(p->b + ETH_HLEN, &ip, sizeof(ip));
 }
@@ -53,26 +54,17 @@ static void mangle_ip(struct pkt *p, enum mangle m)
 static void mangle(struct pkt *p, enum mangle m)
 {
 	switch (m) {
-	case M_NONE:
-		break;
+	case M_NONE: break;
 	case M_IHL4:
 	case M_IHL_PAST_END:
 	case M_TOTLEN_SHORT:
-	case M_V4_VERSION:
-		mangle_ip(p, m);
-		break;
-	case M_V4_SHORT:
-		p->len = ETH_HLEN + 12;
-		break;
-	case M_V6_SHORT:
-		p->len = ETH_HLEN + 30;
-		break;
+	case M_V4_VERSION: mangle_ip(p, m); break;
+	case M_V4_SHORT: p->len = ETH_HLEN + 12; break;
+	case M_V6_SHORT: p->len = ETH_HLEN + 30; break;
 	case M_VLAN_TRUNC:
-		p->len = ETH_HLEN + 2;	/* the tag's TCI only */
+		p->len = ETH_HLEN + 2; /* the tag's TCI only */
 		break;
-	case M_ARP:
-		put16(p->b + 12, ETH_P_ARP);
-		break;
+	case M_ARP: put16(p->b + 12, ETH_P_ARP); break;
 	case M_THREE_TAGS:
 		/* Two tags, and a third TPID where the payload type should be. */
 		put16(p->b + 12 + 8, ETH_P_8021Q);
@@ -86,26 +78,50 @@ UNIT_TEST(verdicts)
 		{ "IPv4 UDP", { V4, "198.18.1.1" }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
 		{ "IPv6 UDP", { V6, "2001:2::1" }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
 		{ "802.1Q IPv4", { V4, "198.18.1.2", 1 }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
-		{ "QinQ (802.1ad + 802.1Q) IPv4", { V4, "198.18.1.3", 2 }, M_NONE,
-		  XDP_PASS, XDP_RL_STAT_PASSED },
+		{ "QinQ (802.1ad + 802.1Q) IPv4",
+		  { V4, "198.18.1.3", 2 },
+		  M_NONE,
+		  XDP_PASS,
+		  XDP_RL_STAT_PASSED },
 		{ "QinQ IPv6", { V6, "2001:2::3", 2 }, M_NONE, XDP_PASS, XDP_RL_STAT_PASSED },
 		{ "ARP is not IP", { V4, "198.18.1.4" }, M_ARP, XDP_PASS, XDP_RL_STAT_NOT_IP },
-		{ "three VLAN tags: beyond the parser, not IP", { V4, "198.18.1.5", 2 },
-		  M_THREE_TAGS, XDP_PASS, XDP_RL_STAT_NOT_IP },
+		{ "three VLAN tags: beyond the parser, not IP",
+		  { V4, "198.18.1.5", 2 },
+		  M_THREE_TAGS,
+		  XDP_PASS,
+		  XDP_RL_STAT_NOT_IP },
 		/* A frame shorter than Ethernet never reaches XDP (test_run refuses it too). */
-		{ "truncated VLAN tag", { V4, "198.18.1.7", 1 }, M_VLAN_TRUNC,
-		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "truncated VLAN tag",
+		  { V4, "198.18.1.7", 1 },
+		  M_VLAN_TRUNC,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
 		{ "IPv4 ihl < 5", { V4, "198.18.1.8" }, M_IHL4, XDP_DROP, XDP_RL_STAT_MALFORMED },
-		{ "IPv4 header longer than the frame", { V4, "198.18.1.9" }, M_IHL_PAST_END,
-		  XDP_DROP, XDP_RL_STAT_MALFORMED },
-		{ "IPv4 total length shorter than the header", { V4, "198.18.1.10" },
-		  M_TOTLEN_SHORT, XDP_DROP, XDP_RL_STAT_MALFORMED },
-		{ "IPv4 truncated before 20 bytes", { V4, "198.18.1.11" }, M_V4_SHORT,
-		  XDP_DROP, XDP_RL_STAT_MALFORMED },
-		{ "IPv4 EtherType with version 6", { V4, "198.18.1.12" }, M_V4_VERSION,
-		  XDP_DROP, XDP_RL_STAT_MALFORMED },
-		{ "IPv6 truncated before 40 bytes", { V6, "2001:2::4" }, M_V6_SHORT,
-		  XDP_DROP, XDP_RL_STAT_MALFORMED },
+		{ "IPv4 header longer than the frame",
+		  { V4, "198.18.1.9" },
+		  M_IHL_PAST_END,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
+		{ "IPv4 total length shorter than the header",
+		  { V4, "198.18.1.10" },
+		  M_TOTLEN_SHORT,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
+		{ "IPv4 truncated before 20 bytes",
+		  { V4, "198.18.1.11" },
+		  M_V4_SHORT,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
+		{ "IPv4 EtherType with version 6",
+		  { V4, "198.18.1.12" },
+		  M_V4_VERSION,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
+		{ "IPv6 truncated before 40 bytes",
+		  { V6, "2001:2::4" },
+		  M_V6_SHORT,
+		  XDP_DROP,
+		  XDP_RL_STAT_MALFORMED },
 	};
 	struct xdp_rl_stats before, after;
 	struct env e;
@@ -128,8 +144,10 @@ UNIT_TEST(verdicts)
 		for (others = 0, j = XDP_RL_STAT_PASSED; j <= XDP_RL_STAT_MALFORMED; j++)
 			others += j != c->stat && after.c[j] != before.c[j];
 		snprintf(desc, sizeof(desc), "verdict: %s -> %s (got %s), %s counted", c->desc,
-			 verdict(c->verdict), verdict(v), c->stat == XDP_RL_STAT_PASSED ? "passed" :
-			 c->stat == XDP_RL_STAT_NOT_IP ? "not_ip" : "malformed");
+			 verdict(c->verdict), verdict(v),
+			 c->stat == XDP_RL_STAT_PASSED ? "passed" :
+			 c->stat == XDP_RL_STAT_NOT_IP ? "not_ip" :
+							 "malformed");
 		ASSERT_EQ(v, c->verdict, "%s [verdict]", desc);
 		ASSERT_EQ(after.c[c->stat] - before.c[c->stat], 1, "%s [counted once]", desc);
 		ASSERT_EQ(others, 0, "%s [no other verdict counter moved]", desc);

@@ -83,11 +83,12 @@ UNIT_TEST(saturation)
 	if (env_open(&e, &(struct load_opts){ 0 }, "saturation: load"))
 		return;
 	env_set(&e, 100, 3600 * SEC_NS, 0);
-	send_n(&e, &a, 1);	/* its slot */
+	send_n(&e, &a, 1); /* its slot */
 	w = windows4(&e, "198.18.2.9");
 	if (ASSERT_TRUE(w, "saturation: the source has a slot")) {
 		*w = (struct xdp_rl_state){
-			.start_gen = xdp_rl_window_start(e.skel->bss->fake_now_ns, 3600 * SEC_NS, 0, 0),
+			.start_gen =
+				xdp_rl_window_start(e.skel->bss->fake_now_ns, 3600 * SEC_NS, 0, 0),
 			.count_gen = XDP_RL_COUNT_SAT - 1,
 		};
 		ASSERT_EQ(send_n(&e, &a, 3), 0,
@@ -117,19 +118,20 @@ UNIT_TEST(stray_start)
 		return;
 	now = e.skel->bss->fake_now_ns;
 	env_set(&e, 5, 10 * SEC_NS, 0);
-	send_n(&e, &a, 1);	/* its slot */
+	send_n(&e, &a, 1); /* its slot */
 	w = windows4(&e, "198.18.2.10");
 	if (ASSERT_TRUE(w, "stray start: the source has a slot")) {
 		*w = (struct xdp_rl_state){
 			.start_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
-			.count_gen = 20,	/* generation 0, count 20: over the limit */
+			.count_gen = 20, /* generation 0, count 20: over the limit */
 		};
 		ASSERT_EQ(send_n(&e, &a, 1), 0,
 			  "stray start: the count it has (20 of 5) still holds");
 		st = *w;
 		ASSERT_EQ(xdp_rl_gen_of_start(st.start_gen), 0,
 			  "stray start: repaired to generation 0, starting now [generation]");
-		ASSERT_EQ(xdp_rl_start_ns(st.start_gen), xdp_rl_window_start(now, 10 * SEC_NS, 0, 0),
+		ASSERT_EQ(xdp_rl_start_ns(st.start_gen),
+			  xdp_rl_window_start(now, 10 * SEC_NS, 0, 0),
 			  "stray start: repaired to generation 0, starting now [start]");
 		e.skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_GRAIN;
 		ASSERT_EQ(send_n(&e, &a, 7), 5,

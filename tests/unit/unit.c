@@ -20,7 +20,7 @@
 /* Made by the linker around the section UNIT_TEST puts each test in. */
 extern const struct unit_test __start_unit_tests[], __stop_unit_tests[];
 
-static int passed, failed, skipped;	/* assertions passed and failed; tests skipped */
+static int passed, failed, skipped; /* assertions passed and failed; tests skipped */
 static const struct unit_test *current;
 static int cur_checks, cur_failed, cur_skipped;
 
@@ -104,8 +104,7 @@ int unit_cmp(const char *file, int line, const char *ea, const char *eb, enum un
 	return ok;
 }
 
-int unit_true(const char *file, int line, const char *expr, int want, int got,
-	      const char *fmt, ...)
+int unit_true(const char *file, int line, const char *expr, int want, int got, const char *fmt, ...)
 {
 	int ok = !want == !got;
 	va_list ap;
@@ -139,8 +138,8 @@ static void put_str(const char *s)
 	putchar('"');
 }
 
-static void put_strs(const char *file, int line, const char *ea, const char *how,
-		     const char *eb, const char *a, const char *b)
+static void put_strs(const char *file, int line, const char *ea, const char *how, const char *eb,
+		     const char *a, const char *b)
 {
 	printf("  %s:%d: %s %s %s is false\n    left:  ", file, line, ea, how, eb);
 	put_str(a);
@@ -302,9 +301,11 @@ static void list(FILE *f)
 
 static void usage(FILE *f, const char *prog)
 {
-	fprintf(f, "usage: %s [--list] [NAME...]\n"
+	fprintf(f,
+		"usage: %s [--list] [NAME...]\n"
 		"  no NAME: run every test; NAME...: run those (also NAME,NAME);\n"
-		"  --list: the names, one a line\n", prog);
+		"  --list: the names, one a line\n",
+		prog);
 }
 
 static void run(const struct unit_test *t)
@@ -371,7 +372,7 @@ int main(int argc, char **argv)
 	size_t nsel = 0, nfailed = 0, i;
 	int ret = 2;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);	/* every line out before a crash */
+	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out before a crash */
 	if (load_tests())
 		goto out;
 	/* Room for every test, and for the one name looked up past them. */

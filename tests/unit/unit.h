@@ -40,11 +40,11 @@ struct unit_test {
  * linker provides __start_unit_tests and __stop_unit_tests around it (and
  * the sanitizers leave such sections unpadded).
  */
-#define UNIT_TEST(name)								\
-	static void unit_fn_##name(void);					\
-	static const struct unit_test unit_reg_##name				\
-		__attribute__((used, section("unit_tests"), aligned(8))) =	\
-		{ #name, unit_fn_##name, __FILE__, __LINE__ };			\
+#define UNIT_TEST(name)                                                                      \
+	static void unit_fn_##name(void);                                                    \
+	static const struct unit_test unit_reg_##name                                        \
+		__attribute__((used, section("unit_tests"),                                  \
+			       aligned(8))) = { #name, unit_fn_##name, __FILE__, __LINE__ }; \
 	static void unit_fn_##name(void)
 
 /* ---- Assertions ----------------------------------------------------------- */
@@ -55,9 +55,10 @@ struct unit_val {
 	int is_signed;
 };
 
-#define UNIT_SIGNED(x) _Generic((x),						\
-	char: (char)-1 < (char)0, signed char: 1, short: 1, int: 1, long: 1,	\
-	long long: 1, default: 0)
+#define UNIT_SIGNED(x)                                                                \
+	_Generic((x), char                                                            \
+		 : (char)-1 < (char)0, signed char : 1, short : 1, int : 1, long : 1, \
+		   long long : 1, default : 0)
 /* Evaluates @x once (_Generic does not evaluate its controlling expression). */
 #define UNIT_VAL(x) ((struct unit_val){ (unsigned long long)(x), UNIT_SIGNED(x) })
 
@@ -67,8 +68,8 @@ enum unit_op { UNIT_EQ, UNIT_NE, UNIT_LT, UNIT_LE, UNIT_GT, UNIT_GE };
 
 int unit_cmp(const char *file, int line, const char *ea, const char *eb, enum unit_op op,
 	     struct unit_val a, struct unit_val b, const char *fmt, ...) UNIT_FMT(8, 9);
-int unit_true(const char *file, int line, const char *expr, int want, int got,
-	      const char *fmt, ...) UNIT_FMT(6, 7);
+int unit_true(const char *file, int line, const char *expr, int want, int got, const char *fmt, ...)
+	UNIT_FMT(6, 7);
 int unit_streq(const char *file, int line, const char *ea, const char *eb, const char *a,
 	       const char *b, const char *fmt, ...) UNIT_FMT(7, 8);
 int unit_strstr(const char *file, int line, const char *ea, const char *eb, const char *a,
