@@ -387,3 +387,22 @@ def test_global_help_and_version(xdp_rl):
     assert r.returncode == 0 and r.stdout.startswith("usage: xdp-rl"), r
     r = run([xdp_rl, "help", "load", "extra"])
     assert r.returncode == 2 and r.stdout == "" and "extra" in r.stderr, r
+
+
+def test_readme_command_block_is_xdp_rl_help(xdp_rl):
+    """README's command block and `xdp-rl help` list the same commands, forms
+    and options, line for line: both come from the commands' specs."""
+    with open(os.path.join(rlbed.ROOT, "README.md")) as f:
+        readme = f.read()
+    block = readme.split("## Commands\n\n```\n", 1)[1].split("```", 1)[0]
+    readme_lines = [line for line in block.splitlines() if line.startswith("  ")]
+    out = run([xdp_rl, "help"]).stdout
+    help_lines = out.split("commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert readme_lines == help_lines
+    # And each command's --help names every option its synopsis shows.
+    for cmd in sorted({line.split()[0] for line in help_lines if line[2] != " "}):
+        usage = run([xdp_rl, cmd, "--help"]).stdout
+        synopsis = usage.split("\n\n", 1)[0]
+        body = usage.split("\n\n", 1)[1]
+        for opt in set(re.findall(r"--[a-z0-9-]+", synopsis)) - {"--help"}:
+            assert re.search(rf"^  {opt}\b", body, re.M), (cmd, opt, usage)
