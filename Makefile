@@ -45,7 +45,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all test unit e2e crash-test demo bench install clean deps
+.PHONY: all test unit model-test e2e crash-test demo bench install clean deps
 
 WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
@@ -117,7 +117,7 @@ $(FAULT_BIN): $(filter-out $(BUILD)/user/fault.o,$(USER_OBJ)) $(BUILD)/user/faul
 # (tests/bench/wrap.bpf.c).
 UNIT_DIR       := $(BUILD)/tests
 UNIT_USER_BIN  := $(BUILD)/test_user
-UNIT_PROG_SRC  := tests/unit/harness.c \
+UNIT_PROG_SRC  := tests/unit/harness.c tests/unit/model.c \
                   $(filter-out tests/unit/test_user.c,$(wildcard tests/unit/test_*.c))
 UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
 UNIT_USER_OBJ  := $(UNIT_DIR)/unit.o $(UNIT_DIR)/test_user.o
@@ -156,9 +156,14 @@ test: unit e2e
 # binary that has it.
 comma := ,
 UNIT_T := $(strip $(subst $(comma), ,$(T)))
+# The model test (tests/unit/test_model.c): MODEL_SECONDS (default 20),
+# MODEL_SEED (default a new one, printed), MODEL_SCENARIO (that one alone).
+MODEL_ENV := $(if $(MODEL_SECONDS),export XDP_RL_MODEL_SECONDS=$(MODEL_SECONDS);) \
+             $(if $(MODEL_SEED),export XDP_RL_MODEL_SEED=$(MODEL_SEED);) \
+             $(if $(MODEL_SCENARIO),export XDP_RL_MODEL_SCENARIO=$(MODEL_SCENARIO);)
 
 unit: $(UNIT_USER_BIN) $(UNIT_BIN)
-	$(Q)$(UNIT_ENV) s=0; u=; p=; \
+	$(Q)$(UNIT_ENV) $(MODEL_ENV) s=0; u=; p=; \
 	for n in $(UNIT_T); do \
 		if $(UNIT_USER_BIN) --list | grep -qxF -- "$$n"; then u="$$u $$n"; \
 		elif $(UNIT_BIN) --list | grep -qxF -- "$$n"; then p="$$p $$n"; \
@@ -168,6 +173,10 @@ unit: $(UNIT_USER_BIN) $(UNIT_BIN)
 	if [ -z "$(UNIT_T)" ] || [ -n "$$u" ]; then $(UNIT_USER_BIN) $$u || s=$$?; fi; \
 	if [ -z "$(UNIT_T)" ] || [ -n "$$p" ]; then $(UNIT_BIN) $$p || s=$$?; fi; \
 	exit $$s
+
+# The model test alone, long: 10 minutes unless MODEL_SECONDS says otherwise.
+model-test: $(UNIT_BIN)
+	$(Q)$(MAKE) --no-print-directory unit T=model MODEL_SECONDS=$(or $(MODEL_SECONDS),600)
 
 e2e: $(BIN) $(FAULT_BIN)
 	$(Q)$(PYTHON) -m pytest -q tests/e2e

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* model.c - the reference model of the datapath (see model.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+void model_init(struct model *m, const struct model_fixed *f, __u64 now)
+{
+	memset(m, 0, sizeof(*m));
+	m->f = *f;
+	m->now = now;
+}
+
+void model_free(struct model *m)
+{
+	int t;
+
+	for (t = 0; t < MODEL_TABLES; t++)
+		free(m->t[t].k);
+	memset(m->t, 0, sizeof(m->t));
+}
+
+void model_set_live(struct model *m, const struct xdp_rl_live *live)
+{
+	m->live = *live;
+}
+
+/* ---- Windows ---------------------------------------------------------------- */
+
+int model_over(const struct model_win *w, __u64 now, __u64 window_ns)
+{
+	return !w->start || now >= w->start + window_ns || w->start > now + XDP_RL_AHEAD_MAX_NS;
+}
+
+/*
+ * Where a window opened now starts: now, or with --aligned the multiple of
+ * its length since the Unix epoch that now is in (the clock is TAI, the
+ * published offset turns it into Unix time); rounded up to XDP_RL_GRAIN.
+ */
+static __u64 window_start(const struct model *m, __u64 window_ns)
+{
+	__u64 s = m->now, unix_ns;
+
+	if (m->live.flags & XDP_RL_F_ALIGNED) {
+		unix_ns = m->now + m->live.tai_to_unix_ns;
+		s = unix_ns / window_ns * window_ns - m->live.tai_to_unix_ns;
+	}
+	return (s + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+}
+
+static void win_close(struct model_win *w, __u64 count)
+{
+	w->start = 0;
+	w->count = count;
+}
+
+/* Charge @inc to @w: returns 1 if that opened a window. */
+static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, __u64 inc)
+{
+	if (model_over(w, m->now, window_ns)) {
+		w->start = window_start(m, window_ns);
+		w->count = inc;
+		return 1;
+	}
+	w->count += inc;
+	return 0;
+}
+
+/*
+ * Charge @inc to layers 0 .. n-1 of @w (at most @room). Returns the layer
+ * that refused, or -1; the layers before a refusing one give their charge
+ * back. *opened counts the windows opened.
+ */
+static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
+			 const struct xdp_rl_layer *lay, __u32 n, __u64 inc, __u64 *opened)
+{
+	__u32 i, j, k = n < room ? n : room;
+
+	for (i = 0; i < k; i++) {
+		*opened += win_hit(m, &w[i], lay[i].window_ns, inc);
+		if (w[i].count > lay[i].limit) {
+			for (j = 0; j < i; j++)
+				w[j].count -= inc;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* ---- Keys ---------------------------------------------------------------------- */
+
+static int key_len(int t)
+{
+	return model_table_v6(t) ? 16 : 4;
+}
+
+struct model_key *model_find(struct model *m, int t, const __u8 a[16], __u32 lsid)
+{
+	struct model_keys *ks = &m->t[t];
+	int i;
+
+	for (i = 0; i < ks->n; i++)
+		if (ks->k[i].lsid == lsid && !memcmp(ks->k[i].a, a, key_len(t)))
+			return &ks->k[i];
+	return NULL;
+}
+
+/* A new key in table @t, its windows closed (as a slot changing hands closes them). */
+static struct model_key *key_insert(struct model *m, int t, const __u8 a[16], __u32 lsid)
+{
+	struct model_keys *ks = &m->t[t];
+	struct model_key *k;
+
+	if (ks->n == ks->cap) {
+		ks->cap = ks->cap ? 2 * ks->cap : 64;
+		ks->k = realloc(ks->k, ks->cap * sizeof(*ks->k));
+		if (!ks->k)
+			abort();
+	}
+	k = &ks->k[ks->n++];
+	memset(k, 0, sizeof(*k));
+	memcpy(k->a, a, 16);
+	k->lsid = lsid;
+	return k;
+}
+
+void model_forget(struct model *m, int t, int i)
+{
+	struct model_keys *ks = &m->t[t];
+
+	ks->k[i] = ks->k[--ks->n];
+}
+
+static void where_key(struct model_where *w, int t, const __u8 a[16], __u32 lsid)
+{
+	memset(w, 0, sizeof(*w));
+	w->kind = MW_KEY;
+	w->table = t;
+	memcpy(w->a, a, 16);
+	w->lsid = lsid;
+}
+
+static void where_shared(struct model_where *w, __u32 id)
+{
+	memset(w, 0, sizeof(*w));
+	w->kind = MW_SHARED;
+	w->id = id;
+}
+
+/* @a masked to @len bits, into @out (16 bytes, zeros past the family's length). */
+static void mask(const __u8 *a, int v6, int len, __u8 out[16])
+{
+	int i;
+
+	memset(out, 0, 16);
+	memcpy(out, a, v6 ? 16 : 4);
+	for (i = len; i < (v6 ? 128 : 32); i++)
+		out[i / 8] &= ~(0x80 >> (i % 8));
+}
+
+/* ---- Rules --------------------------------------------------------------------- */
+
+__u32 model_free_rule_id(const struct model *m)
+{
+	__u32 id;
+	int i;
+
+	for (id = 0;; id++) {
+		for (i = 0; i < m->nrules && m->rules[i].r.id != id; i++)
+			;
+		if (i == m->nrules)
+			return id;
+	}
+}
+
+int model_rule_find(const struct model *m, int v6, const __u8 a[16], int len)
+{
+	int i;
+
+	for (i = 0; i < m->nrules; i++)
+		if (m->rules[i].v6 == v6 && m->rules[i].len == len &&
+		    !memcmp(m->rules[i].a, a, v6 ? 16 : 4))
+			return i;
+	return -1;
+}
+
+int model_rule_add(struct model *m, const struct model_rule *r)
+{
+	__u32 i;
+
+	if (model_rule_find(m, r->v6, r->a, r->len) >= 0 || m->nrules == MODEL_MAX_RULES ||
+	    r->r.id >= MODEL_MAX_RULES)
+		return -1;
+	m->rules[m->nrules++] = *r;
+	/* xdp-rl closes the id's budget and zeroes its counters (user/rules.c's zero_id). */
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+		win_close(&m->shared[r->r.id][i], 0);
+	memset(&m->hits[r->r.id], 0, sizeof(m->hits[r->r.id]));
+	return 0;
+}
+
+int model_rule_del(struct model *m, int v6, const __u8 a[16], int len)
+{
+	int i = model_rule_find(m, v6, a, len);
+
+	if (i < 0)
+		return -1;
+	m->rules[i] = m->rules[--m->nrules];
+	return 0;
+}
+
+void model_rule_counts(const struct model *m, __u32 *n4, __u32 *n6)
+{
+	int i;
+
+	*n4 = *n6 = 0;
+	for (i = 0; i < m->nrules; i++)
+		++*(m->rules[i].v6 ? n6 : n4);
+}
+
+__u64 model_rules_max_window(const struct model *m)
+{
+	__u64 w = 0;
+	__u32 j;
+	int i;
+
+	for (i = 0; i < m->nrules; i++)
+		for (j = 0; j < m->rules[i].r.nlayers; j++)
+			if (m->rules[i].r.layer[j].window_ns > w)
+				w = m->rules[i].r.layer[j].window_ns;
+	return w;
+}
+
+/* The longest prefix rule matching @a, if the family has rules in force; or -1. */
+static int rule_match(const struct model *m, int v6, const __u8 a[16])
+{
+	__u8 masked[16];
+	int i, best = -1;
+
+	if (!(v6 ? m->live.nrules6 : m->live.nrules4))
+		return -1;
+	for (i = 0; i < m->nrules; i++) {
+		const struct model_rule *r = &m->rules[i];
+
+		if (r->v6 != v6 || (best >= 0 && m->rules[best].len >= r->len))
+			continue;
+		mask(a, v6, r->len, masked);
+		if (!memcmp(masked, r->a, v6 ? 16 : 4))
+			best = i;
+	}
+	return best;
+}
+
+__u32 model_limit_set(const struct model *m, __u32 lsid, const struct xdp_rl_layer **lay)
+{
+	int i;
+
+	if (lsid == m->live.lsid) {
+		*lay = m->live.layer;
+		return m->live.nlayers;
+	}
+	for (i = 0; i < m->nrules; i++) {
+		if (m->rules[i].r.action == XDP_RL_RULE_LIMIT && m->rules[i].r.lsid == lsid) {
+			*lay = m->rules[i].r.layer;
+			return m->rules[i].r.nlayers;
+		}
+	}
+	*lay = NULL;
+	return 0;
+}
+
+/* ---- What limits an address ---------------------------------------------------- */
+
+struct limits {
+	int rule;			/* index in m->rules, or -1 */
+	int shared;			/* charged to the rule's budget */
+	const struct xdp_rl_layer *lay; /* the layers */
+	__u32 n;
+	__u32 lsid;
+};
+
+/* Returns MV_ALLOW or MV_DENY if a rule decides outright, else MV_PASS with @l filled. */
+static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[16],
+				    struct limits *l)
+{
+	const struct model_rule *r;
+
+	l->rule = rule_match(m, v6, a);
+	l->shared = 0;
+	l->lay = m->live.layer;
+	l->n = m->live.nlayers;
+	l->lsid = m->live.lsid;
+	if (l->rule < 0)
+		return MV_PASS;
+	r = &m->rules[l->rule];
+	if (r->r.action == XDP_RL_RULE_ALLOW)
+		return MV_ALLOW;
+	if (r->r.action == XDP_RL_RULE_DENY)
+		return MV_DENY;
+	l->shared = !!(r->r.flags & XDP_RL_RULE_F_SHARED);
+	l->lay = r->r.layer;
+	l->n = r->r.nlayers;
+	l->lsid = r->r.lsid;
+	return MV_PASS;
+}
+
+static int src_table(int v6)
+{
+	return v6 ? MODEL_SRC6 : MODEL_SRC4;
+}
+
+static int agg_table(int v6)
+{
+	return v6 ? MODEL_AGG6 : MODEL_AGG4;
+}
+
+/* ---- A packet ------------------------------------------------------------------- */
+
+void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct model_out *o)
+{
+	const int ts = src_table(v6), ta = agg_table(v6);
+	__u64 inc = m->f.bytes ? len : 1, opened = 0;
+	struct model_win *w = NULL;
+	struct model_key *k;
+	struct limits l;
+	__u32 room = m->f.room;
+	__u8 key[16];
+	int refused;
+
+	memset(o, 0, sizeof(*o));
+	o->rule = -1;
+	o->refused_layer = -1;
+	o->newsrc = -1;
+	o->v = limits_of(m, v6, a, &l);
+	o->rule = l.rule;
+	if (o->v == MV_ALLOW)
+		o->why = "an allow rule";
+	else if (o->v == MV_DENY)
+		o->why = "a deny rule";
+	else if (l.shared) {
+		where_shared(&o->at, m->rules[l.rule].r.id);
+		w = m->shared[o->at.id];
+		room = XDP_RL_MAX_LAYERS;
+		o->why = "its rule's shared budget";
+	} else {
+		mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+		k = model_find(m, ts, key, l.lsid);
+		o->why = "its key, in the table";
+		if (!k && m->live.new_sources.limit) {
+			/* The cap is a window of its own, charged one per new source. */
+			win_hit(m, &m->newsrc, m->live.new_sources.window_ns, 1);
+			o->newsrc = m->newsrc.count > m->live.new_sources.limit;
+		}
+		if (!k && o->newsrc != 1) {
+			k = key_insert(m, ts, key, l.lsid);
+			where_key(&o->ins, ts, key, l.lsid);
+			m->st.c[XDP_RL_STAT_INSERTS]++;
+			o->why = "its key, given a slot";
+		}
+		if (!k) {
+			m->st.c[XDP_RL_STAT_REFUSED_INSERTS]++;
+			if (m->live.on_full == XDP_RL_FULL_PASS) {
+				o->v = MV_PASS;
+				o->why = "a new source over --new-sources: on-table-full pass";
+			} else if (m->live.on_full == XDP_RL_FULL_DROP) {
+				o->v = MV_LIMIT;
+				o->why = "a new source over --new-sources: on-table-full drop";
+			} else {
+				m->st.c[XDP_RL_STAT_AGGREGATED]++;
+				mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+				k = model_find(m, ta, key, l.lsid);
+				o->why = "its aggregate, in the table";
+				if (!k) {
+					k = key_insert(m, ta, key, l.lsid);
+					where_key(&o->ins, ta, key, l.lsid);
+					o->why = "its aggregate, given a slot";
+				}
+				where_key(&o->at, ta, key, l.lsid);
+			}
+		} else {
+			where_key(&o->at, ts, key, l.lsid);
+		}
+		if (k)
+			w = k->w;
+	}
+	if (w) {
+		refused = layers_charge(m, w, room, l.lay, l.n, inc, &opened);
+		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+		o->refused_layer = refused;
+		o->v = refused < 0 ? MV_PASS : MV_LIMIT;
+	}
+
+	/* The verdict, and the counters, as the program's entry point keeps them. */
+	if (l.rule >= 0)
+		m->hits[m->rules[l.rule].r.id].packets++;
+	if (o->v == MV_ALLOW)
+		m->st.c[XDP_RL_STAT_ALLOWED]++;
+	if (o->v == MV_PASS || o->v == MV_ALLOW) {
+		m->st.c[XDP_RL_STAT_PASSED]++;
+		m->st.c[XDP_RL_STAT_PASSED_BYTES] += len;
+		o->xdp = XDP_PASS;
+		return;
+	}
+	if (o->v == MV_DENY)
+		m->st.c[XDP_RL_STAT_DENIED]++;
+	if (m->live.flags & XDP_RL_F_DRY_RUN) {
+		m->st.c[XDP_RL_STAT_WOULD_DROP]++;
+		if (l.rule >= 0)
+			m->hits[m->rules[l.rule].r.id].would_drop++;
+		o->xdp = XDP_PASS;
+		return;
+	}
+	if (l.rule >= 0)
+		m->hits[m->rules[l.rule].r.id].dropped++;
+	if (o->v == MV_LIMIT) {
+		m->st.c[XDP_RL_STAT_DROPPED]++;
+		m->st.c[XDP_RL_STAT_DROPPED_BYTES] += len;
+	}
+	o->xdp = XDP_DROP;
+}
+
+/* ---- What xdp-rl asks of the program (bpf/admin.h, user/admin.h) ------------------- */
+
+/* The key's windows, given a slot if it has none and @insert says so; NULL if none. */
+static struct model_win *key_windows(struct model *m, int t, const __u8 a[16], __u32 lsid,
+				     int insert, struct model_out *o)
+{
+	struct model_key *k = model_find(m, t, a, lsid);
+
+	if (!k && insert) {
+		k = key_insert(m, t, a, lsid);
+		where_key(&o->ins, t, a, lsid);
+	}
+	return k ? k->w : NULL;
+}
+
+/*
+ * RESET of layers 0 .. n-1 (at most @room): closed (@count 0), or a window
+ * opened now holding @count.
+ */
+static void layers_reset(struct model *m, struct model_win *w, __u32 room,
+			 const struct xdp_rl_layer *lay, __u32 n, __u64 count)
+{
+	__u32 i;
+
+	for (i = 0; i < n && i < room; i++) {
+		win_close(&w[i], count);
+		if (count)
+			w[i].start = window_start(m, lay[i].window_ns);
+	}
+}
+
+int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, struct model_out *o)
+{
+	struct model_win *w;
+	struct limits l;
+	__u8 key[16];
+	__u32 id;
+
+	memset(o, 0, sizeof(*o));
+	o->refused_layer = -1;
+	o->newsrc = -1;
+	if (limits_of(m, v6, a, &l) != MV_PASS)
+		return 0;
+	o->rule = l.rule;
+	if (l.shared) {
+		id = m->rules[l.rule].r.id;
+		where_shared(&o->at, id);
+		layers_reset(m, m->shared[id], XDP_RL_MAX_LAYERS, l.lay, l.n, count);
+		return 3;
+	}
+	mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+	w = key_windows(m, src_table(v6), key, l.lsid, count != 0, o);
+	if (w) {
+		where_key(&o->at, src_table(v6), key, l.lsid);
+		layers_reset(m, w, m->f.room, l.lay, l.n, count);
+		return 1;
+	}
+	/* No slot of its own: the aggregate it may be charged to. */
+	mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+	w = key_windows(m, agg_table(v6), key, l.lsid, 0, o);
+	if (!w)
+		return 0;
+	where_key(&o->at, agg_table(v6), key, l.lsid);
+	layers_reset(m, w, m->f.room, l.lay, l.n, 0);
+	return 2;
+}
+
+int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o)
+{
+	struct model_win *w;
+	struct limits l;
+	__u64 opened = 0;
+	__u8 key[16];
+	__u32 i;
+
+	memset(o, 0, sizeof(*o));
+	o->refused_layer = -1;
+	o->newsrc = -1;
+	if (limits_of(m, v6, a, &l) != MV_PASS)
+		return 0;
+	o->rule = l.rule;
+	if (l.shared) {
+		/* The budget is charged as a packet would be, without the limit check. */
+		where_shared(&o->at, m->rules[l.rule].r.id);
+		for (i = 0; i < l.n && i < XDP_RL_MAX_LAYERS; i++)
+			win_hit(m, &m->shared[o->at.id][i], l.lay[i].window_ns, n);
+		return 3;
+	}
+	mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+	w = key_windows(m, src_table(v6), key, l.lsid, 1, o);
+	where_key(&o->at, src_table(v6), key, l.lsid);
+	for (i = 0; i < l.n && i < m->f.room; i++)
+		opened += win_hit(m, &w[i], l.lay[i].window_ns, n);
+	m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+	return 1;
+}
+
+void model_reset_all(struct model *m)
+{
+	__u32 i;
+	int t, j;
+
+	for (t = 0; t < MODEL_TABLES; t++)
+		for (j = 0; j < m->t[t].n; j++)
+			for (i = 0; i < m->f.room; i++)
+				win_close(&m->t[t].k[j].w[i], 0);
+	for (j = 0; j < m->nrules; j++) {
+		if (m->rules[j].r.action != XDP_RL_RULE_LIMIT ||
+		    !(m->rules[j].r.flags & XDP_RL_RULE_F_SHARED))
+			continue;
+		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+			win_close(&m->shared[m->rules[j].r.id][i], 0);
+	}
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * model.h - what the XDP program decides for each packet, and what
+ * xdp-rl's `reset`, `charge`, `set` and `rule` do to its windows, in plain
+ * C: one CPU, one clock, no table layout. tests/unit/test_model.c runs
+ * random scenarios through this model and through the real program
+ * (BPF_PROG_TEST_RUN) and compares every verdict, every window and the
+ * counters.
+ *
+ * The model is written from the behaviour, not from bpf/:
+ *
+ * - A packet's source address, under the live settings, finds the longest
+ *   matching rule of its family (only if the family has rules). --allow
+ *   passes it; --deny drops it (passes it in dry run, counted would_drop);
+ *   a --shared rule charges the rule's budget (by rule id) with its layers;
+ *   a per-source rule charges the key (address masked to --v4-prefix or
+ *   --v6-prefix, the rule's limit set) with the rule's layers. No rule: the
+ *   key under the global limit set and layers.
+ * - A key in the table is charged. A key not in it is a new source: with
+ *   --new-sources N/DUR, one unit is charged to the cap's window (limit N,
+ *   length DUR); over the cap the source is refused a slot and handled by
+ *   --on-table-full: pass (passed, untracked), drop (refused as over a
+ *   limit: passed in dry run) or aggregate (charged, with the same layers,
+ *   to its /24 or /48 under the same limit set, in the aggregate table).
+ *   Otherwise it gets a slot, every window closed, and is charged.
+ * - Charging layers 0 .. n-1 (n: the limit set's, at most the room a slot
+ *   has; a --shared budget has room for XDP_RL_MAX_LAYERS): a window is
+ *   over if it has no start, or now >= start + length (the length in force
+ *   now), or its start is more than XDP_RL_AHEAD_MAX_NS ahead of now. An
+ *   over window opens anew at window_start() holding the charge; an open
+ *   one adds it. A layer whose count then exceeds its limit refuses the
+ *   packet: the layers before it give their charge back, the ones after it
+ *   are not charged.
+ * - Which key an insert evicts is the table's choice: the model cannot
+ *   know it. Its caller tells it (model_forget) after each step, and checks
+ *   that evictions happen only where an insert did.
+ *
+ * On one CPU nothing in bpf/ is documented to refuse more than this: the
+ * races that may (a charge about to be taken back, a slot changing hands
+ * under a packet) need two CPUs. So the model is exact, and the test checks
+ * equality.
+ */
+#ifndef XDP_RL_UNIT_MODEL_H
+#define XDP_RL_UNIT_MODEL_H
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+#include "xdp_rl.h"
+
+/* Rule ids and rules a scenario can have at once. */
+#define MODEL_MAX_RULES 64
+
+/* A window: start 0 is no window (closed, or never opened). */
+struct model_win {
+	__u64 start;
+	__u64 count;
+};
+
+/* A key: a masked address (network order, IPv4 in a[0..3]) and a limit set. */
+struct model_key {
+	__u8 a[16];
+	__u32 lsid;
+	struct model_win w[XDP_RL_MAX_LAYERS];
+};
+
+enum model_table { MODEL_SRC4, MODEL_SRC6, MODEL_AGG4, MODEL_AGG6, MODEL_TABLES };
+
+struct model_keys {
+	struct model_key *k;
+	int n, cap;
+};
+
+struct model_rule {
+	int v6;
+	__u8 a[16]; /* no bits set past len */
+	int len;
+	struct xdp_rl_rule r; /* action, flags, nlayers, layer, id, lsid */
+};
+
+/* What is fixed at load. */
+struct model_fixed {
+	int bytes;
+	int v4_prefix, v6_prefix;
+	__u32 room; /* --max-layers: windows per slot */
+};
+
+struct model {
+	struct model_fixed f;
+	struct xdp_rl_live live; /* as published: layers, nlayers, lsid, flags, new_sources, ... */
+	__u64 now;		 /* the test clock */
+	struct model_keys t[MODEL_TABLES];
+	struct model_rule rules[MODEL_MAX_RULES];
+	int nrules;
+	struct model_win shared[MODEL_MAX_RULES][XDP_RL_MAX_LAYERS]; /* by rule id */
+	struct model_win newsrc;				     /* --new-sources' window */
+	struct xdp_rl_stats st;					     /* what the counters say */
+	struct xdp_rl_rule_hits hits[MODEL_MAX_RULES];		     /* by rule id */
+};
+
+/* Where a packet or an operation was charged (or a key inserted). */
+enum model_where_kind { MW_NONE, MW_KEY, MW_SHARED };
+
+struct model_where {
+	enum model_where_kind kind;
+	int table;  /* MW_KEY: enum model_table */
+	__u8 a[16]; /* MW_KEY: the key */
+	__u32 lsid;
+	__u32 id; /* MW_SHARED: the rule id */
+};
+
+/* The datapath's verdicts (bpf/xdp_rl.bpf.c's enum verdict, as far as one CPU sees them). */
+enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW };
+
+struct model_out {
+	int xdp; /* XDP_PASS or XDP_DROP */
+	enum model_verdict v;
+	int rule;		/* index in m->rules of the rule that matched, or -1 */
+	struct model_where at;	/* what was charged */
+	struct model_where ins; /* the key given a slot (MW_KEY), if any */
+	int refused_layer;	/* the layer that refused it, or -1 */
+	int newsrc;		/* -1: the cap was not asked; 0: it admitted; 1: it refused */
+	const char *why;	/* how the decision was reached, for messages */
+};
+
+void model_init(struct model *m, const struct model_fixed *f, __u64 now);
+void model_free(struct model *m);
+
+/* The settings published (include/xdp_rl.h's struct xdp_rl_live). */
+void model_set_live(struct model *m, const struct xdp_rl_live *live);
+
+/* The lowest rule id no rule uses (xdp-rl's choice for `rule add`). */
+__u32 model_free_rule_id(const struct model *m);
+/* The rule for exactly this prefix, or -1. */
+int model_rule_find(const struct model *m, int v6, const __u8 a[16], int len);
+/*
+ * `rule add`: the rule (with its id and lsid) is in force; its id's shared
+ * budget starts closed and its hit counters at 0. 0, or -1 if the prefix
+ * has a rule (xdp-rl refuses).
+ */
+int model_rule_add(struct model *m, const struct model_rule *r);
+/* `rule del`: 0, or -1 if the prefix has no rule. */
+int model_rule_del(struct model *m, int v6, const __u8 a[16], int len);
+/* Rules per family (what nrules4 and nrules6 must say). */
+void model_rule_counts(const struct model *m, __u32 *n4, __u32 *n6);
+/* The longest window any rule has (for max_window_ns). */
+__u64 model_rules_max_window(const struct model *m);
+
+/* A packet of @len bytes from address @a (network order; IPv4 in a[0..3]). */
+void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct model_out *o);
+
+/*
+ * `reset ADDRESS` (@count 0) and `reset ADDRESS --count N`, as
+ * user/cmd_reset.c does them: what limits the address starts afresh.
+ * Returns what was reset: 0 nothing (a rule allows or denies it, or it has
+ * no window), 1 its own key, 2 its aggregate, 3 its rule's shared budget.
+ * o->at says which, o->ins a key given a slot.
+ */
+int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count,
+			struct model_out *o);
+/* `charge ADDRESS N`: 0 refused (an allow or deny rule), 1 its key, 3 its shared budget. */
+int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o);
+/* `reset --all`: every key's windows closed, and every --shared rule's budget. */
+void model_reset_all(struct model *m);
+
+/* Key @a under @lsid in table @t, or NULL. */
+struct model_key *model_find(struct model *m, int t, const __u8 a[16], __u32 lsid);
+/* The table evicted key @i of table @t: its windows are forgotten. */
+void model_forget(struct model *m, int t, int i);
+
+/* Whether window @w of length @window_ns is over at @now. */
+int model_over(const struct model_win *w, __u64 now, __u64 window_ns);
+/*
+ * The layers of limit set @lsid, and how many (0 if no limit in force
+ * uses it: a deleted rule's, the global limits' before their number of
+ * layers changed).
+ */
+__u32 model_limit_set(const struct model *m, __u32 lsid, const struct xdp_rl_layer **lay);
+/* Whether table @t holds IPv6 keys. */
+static inline int model_table_v6(int t)
+{
+	return t == MODEL_SRC6 || t == MODEL_AGG6;
+}
+
+#endif

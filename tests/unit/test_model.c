@@ -1,0 +1,1648 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * test_model.c - the datapath checked against a model (tests/unit/model.h):
+ * random scenarios run through the real program (BPF_PROG_TEST_RUN, one
+ * CPU, the test clock) and through the model, every packet's verdict
+ * compared, and after every step every window, every key's place in the
+ * tables and the counters.
+ *
+ * A scenario is a load (prefixes, --bytes, --max-sources 4..64 so that
+ * keys are evicted, room for 1..4 layers), settings, rules given at load,
+ * then steps: packets from a pool of 30-60 sources in a few /24s of
+ * 198.18.0.0/15 and /64s of 2001:2::/48, time moving on by amounts that
+ * hit window boundaries, `set`, `rule add`/`del`, `reset [--count N]`,
+ * `charge`, `reset --all`. Each runs on a freshly loaded program. The
+ * operations go through the code xdp-rl runs for them: settings through
+ * limiter_publish (env_live), a rule's budget closed by the program
+ * (admin_reset_shared, as user/rules.c's zero_id), `reset` and `charge`
+ * through target_of and user/admin.h as user/cmd_reset.c does, `reset
+ * --all` through forget_all.
+ *
+ * A mismatch prints the seed, the scenario, the step and the packet, both
+ * sides' verdicts and windows, then shrinks the scenario (steps removed
+ * while a mismatch remains, each try on a fresh program, for a bounded
+ * time) and prints what is left step by step.
+ *
+ *   make unit T=model                                 20 s, a new seed
+ *   make unit T=model MODEL_SECONDS=600 MODEL_SEED=S  longer, that seed
+ *   make unit T=model MODEL_SEED=S MODEL_SCENARIO=K   scenario K of seed S alone
+ *   make model-test                                   10 minutes
+ *
+ * (environment: XDP_RL_MODEL_SECONDS, XDP_RL_MODEL_SEED,
+ * XDP_RL_MODEL_SCENARIO, XDP_RL_MODEL_SHRINK_SECONDS, default 90;
+ * XDP_RL_MODEL_VERBOSE=1 prints every step of every scenario.)
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "admin.h"
+#include "harness.h"
+#include "model.h"
+#include "sources.h"
+
+#define MS_NS	1000000ULL
+#define T0_NS	(1000 * SEC_NS) /* the test clock at load (env_load) */
+#define MAX_IDS MODEL_MAX_RULES
+
+/* ---- Randomness ---------------------------------------------------------------- */
+
+struct rng {
+	__u64 s;
+};
+
+static __u64 rnd(struct rng *r)
+{
+	r->s += 0x9e3779b97f4a7c15ULL;
+	return xdp_rl_mix(r->s);
+}
+
+static __u64 below(struct rng *r, __u64 n)
+{
+	return n ? rnd(r) % n : 0;
+}
+
+static int chance(struct rng *r, int percent)
+{
+	return (int)below(r, 100) < percent;
+}
+
+/* ---- Scenarios ------------------------------------------------------------------ */
+
+/* What `set` gives (and the first settings). */
+struct settings {
+	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
+	__u32 nlayers;
+	__u32 flags; /* XDP_RL_F_ALIGNED, XDP_RL_F_DRY_RUN */
+	struct xdp_rl_layer new_sources;
+	__u32 on_full;
+};
+
+enum step_kind {
+	ST_PKT,
+	ST_ADVANCE,	/* n ns */
+	ST_ADVANCE_END, /* to the end of an open window (the n-th, modulo), plus delta */
+	ST_SET,
+	ST_RULE_ADD, /* at_load: given at load, published with the first settings */
+	ST_RULE_DEL,
+	ST_RESET, /* n: --count, 0 for none */
+	ST_CHARGE,
+	ST_RESET_ALL,
+};
+
+struct step {
+	enum step_kind kind;
+	int at_load;
+	int v6;
+	__u8 a[16]; /* the source; a rule's prefix */
+	int len;    /* a rule's prefix length */
+	__u32 size; /* a packet's frame length (0: the smallest) */
+	int vlans;
+	__u64 n;
+	__s64 delta;
+	struct settings set;
+	struct xdp_rl_rule rule; /* action, flags, nlayers, layer */
+};
+
+struct scenario {
+	struct load_opts lo;
+	__s64 tai; /* CLOCK_TAI to Unix time, published with every setting */
+	struct settings init;
+	struct step *s;
+	int n;
+};
+
+static void scenario_free(struct scenario *sc)
+{
+	free(sc->s);
+	sc->s = NULL;
+	sc->n = 0;
+}
+
+static struct scenario scenario_copy(const struct scenario *sc, int n)
+{
+	struct scenario c = *sc;
+
+	c.n = n < sc->n ? n : sc->n;
+	c.s = malloc((c.n ? c.n : 1) * sizeof(*c.s));
+	if (!c.s)
+		abort();
+	memcpy(c.s, sc->s, c.n * sizeof(*c.s));
+	return c;
+}
+
+/* ---- Generating one ------------------------------------------------------------- */
+
+struct pool_addr {
+	int v6;
+	__u8 a[16];
+};
+
+struct gen {
+	struct rng r;
+	const struct scenario *sc;
+	struct pool_addr pool[64];
+	int npool;
+	struct settings cur;
+	struct step rules[MODEL_MAX_RULES]; /* the rules added and not deleted, as generated */
+	int nrules;
+};
+
+static const __u64 window_list[] = {
+	1 * MS_NS,   2 * MS_NS,	  4 * MS_NS,   5 * MS_NS, 10 * MS_NS, 20 * MS_NS, 50 * MS_NS,
+	100 * MS_NS, 250 * MS_NS, 500 * MS_NS, SEC_NS,	  2 * SEC_NS, 3 * SEC_NS, 10 * SEC_NS,
+};
+#define NWINDOWS (sizeof(window_list) / sizeof(window_list[0]))
+
+static __u64 gen_window(struct gen *g)
+{
+	if (chance(&g->r, 75))
+		return window_list[below(&g->r, NWINDOWS)];
+	return MS_NS + below(&g->r, 10 * SEC_NS - MS_NS + 1);
+}
+
+static __u64 gen_limit(struct gen *g)
+{
+	if (g->sc->lo.bytes)
+		return 40 + below(&g->r, 1200);
+	return 1 + below(&g->r, 6);
+}
+
+static void gen_layers(struct gen *g, struct xdp_rl_layer *lay, __u32 n)
+{
+	__u32 i;
+
+	memset(lay, 0, XDP_RL_MAX_LAYERS * sizeof(*lay));
+	for (i = 0; i < n; i++) {
+		lay[i].limit = gen_limit(g);
+		lay[i].window_ns = gen_window(g);
+	}
+}
+
+static __u32 gen_nlayers(struct gen *g, __u32 room)
+{
+	/* Mostly 1 .. 3; 4 now and then when there is room. */
+	__u32 n = 1 + below(&g->r, room < 3 ? room : 3);
+
+	return room == 4 && chance(&g->r, 10) ? 4 : n;
+}
+
+static void gen_new_sources(struct gen *g, struct settings *s)
+{
+	if (chance(&g->r, 45)) {
+		s->new_sources.limit = 0;
+		s->new_sources.window_ns = 0;
+		s->on_full = XDP_RL_FULL_PASS;
+		return;
+	}
+	s->new_sources.limit = 1 + below(&g->r, 4);
+	s->new_sources.window_ns = gen_window(g);
+	s->on_full = chance(&g->r, 40) ? XDP_RL_FULL_AGGREGATE : below(&g->r, 2);
+}
+
+static void gen_settings(struct gen *g, struct settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nlayers = gen_nlayers(g, g->sc->lo.layers);
+	gen_layers(g, s->layer, s->nlayers);
+	s->flags = (chance(&g->r, 30) ? XDP_RL_F_ALIGNED : 0) |
+		   (chance(&g->r, 10) ? XDP_RL_F_DRY_RUN : 0);
+	gen_new_sources(g, s);
+}
+
+/* A change to the settings in force, as one `set` makes it. */
+static void gen_set(struct gen *g, struct settings *s)
+{
+	__u64 k = below(&g->r, 100);
+	__u32 i = below(&g->r, s->nlayers);
+
+	if (k < 25) {
+		s->layer[i].limit = gen_limit(g); /* --limit: same layers, same limit set */
+	} else if (k < 45) {
+		s->layer[i].window_ns = gen_window(g); /* --window */
+	} else if (k < 60) {
+		s->nlayers = gen_nlayers(g, g->sc->lo.layers); /* --layer ...: maybe a new set */
+		gen_layers(g, s->layer, s->nlayers);
+	} else if (k < 70) {
+		s->flags ^= XDP_RL_F_ALIGNED;
+	} else if (k < 80) {
+		s->flags ^= XDP_RL_F_DRY_RUN;
+	} else if (k < 95 || !s->new_sources.limit) {
+		gen_new_sources(g, s);
+	} else {
+		s->on_full = (s->on_full + 1 + below(&g->r, 2)) % 3;
+	}
+}
+
+static const struct pool_addr *gen_source(struct gen *g)
+{
+	/* A third of the packets from a few hot sources, so that windows fill. */
+	if (chance(&g->r, 35))
+		return &g->pool[below(&g->r, g->npool < 5 ? g->npool : 5)];
+	return &g->pool[below(&g->r, g->npool)];
+}
+
+static void mask_bytes(__u8 *a, int v6, int len)
+{
+	int i;
+
+	for (i = len; i < (v6 ? 128 : 32); i++)
+		a[i / 8] &= ~(0x80 >> (i % 8));
+}
+
+static void gen_rule(struct gen *g, struct step *st)
+{
+	static const int lens4[] = { 32, 32, 32, 31, 28, 25, 24, 24, 23, 16 };
+	static const int lens6[] = { 128, 128, 120, 112, 96, 80, 64, 64, 63, 56, 48 };
+	const struct pool_addr *p = gen_source(g);
+	__u64 k = below(&g->r, 100);
+	struct xdp_rl_rule *r = &st->rule;
+
+	memset(st, 0, sizeof(*st));
+	st->kind = ST_RULE_ADD;
+	st->v6 = p->v6;
+	memcpy(st->a, p->a, 16);
+	st->len = p->v6 ? lens6[below(&g->r, sizeof(lens6) / sizeof(lens6[0]))] :
+			  lens4[below(&g->r, sizeof(lens4) / sizeof(lens4[0]))];
+	/* Rules that pass or drop everything a /16 sends make dull scenarios: finer. */
+	if (k < 30 && st->len < (st->v6 ? 64 : 24))
+		st->len = st->v6 ? 64 : 24;
+	mask_bytes(st->a, st->v6, st->len);
+	if (k < 15) {
+		r->action = XDP_RL_RULE_ALLOW;
+	} else if (k < 30) {
+		r->action = XDP_RL_RULE_DENY;
+	} else if (k < 55) {
+		r->action = XDP_RL_RULE_LIMIT;
+		r->flags = XDP_RL_RULE_F_SHARED;
+		r->nlayers = 1 + below(&g->r, XDP_RL_MAX_LAYERS);
+		gen_layers(g, r->layer, r->nlayers);
+	} else {
+		r->action = XDP_RL_RULE_LIMIT;
+		r->nlayers = gen_nlayers(g, g->sc->lo.layers);
+		gen_layers(g, r->layer, r->nlayers);
+	}
+}
+
+/* A window length in force, as the generator knows them. */
+static __u64 gen_some_window(struct gen *g)
+{
+	__u64 k = below(&g->r, g->cur.nlayers + g->nrules + 1);
+	const struct step *r;
+
+	if (k < g->cur.nlayers)
+		return g->cur.layer[k].window_ns;
+	k -= g->cur.nlayers;
+	if (k < (__u64)g->nrules) {
+		r = &g->rules[k];
+		if (r->rule.nlayers)
+			return r->rule.layer[below(&g->r, r->rule.nlayers)].window_ns;
+	}
+	if (g->cur.new_sources.limit)
+		return g->cur.new_sources.window_ns;
+	return g->cur.layer[0].window_ns;
+}
+
+static void gen_advance(struct gen *g, struct step *st)
+{
+	static const __s64 deltas[] = { -(__s64)XDP_RL_GRAIN, -1, 0, 0, 0, 1, XDP_RL_GRAIN };
+	static const __u64 jumps[] = { 10 * SEC_NS, 61 * SEC_NS, 3600 * SEC_NS, 3601 * SEC_NS,
+				       7200 * SEC_NS };
+	__u64 k = below(&g->r, 100), w;
+
+	memset(st, 0, sizeof(*st));
+	st->kind = ST_ADVANCE;
+	if (k < 5) {
+		st->n = 0;
+	} else if (k < 15) {
+		st->n = chance(&g->r, 30) ? 1 : XDP_RL_GRAIN * (1 + below(&g->r, 3));
+	} else if (k < 25) {
+		st->n = 1 + below(&g->r, MS_NS);
+	} else if (k < 60) {
+		st->kind = ST_ADVANCE_END;
+		st->n = rnd(&g->r);
+		st->delta = chance(&g->r, 80) ? deltas[below(&g->r, 7)] :
+						-(__s64)below(&g->r, XDP_RL_GRAIN);
+	} else if (k < 82) {
+		w = gen_some_window(g);
+		w = chance(&g->r, 60) ? w : chance(&g->r, 50) ? w / 2 : 2 * w;
+		st->n = w + deltas[below(&g->r, 7)];
+	} else if (k < 94) {
+		st->n = below(&g->r, 3 * gen_some_window(g) + 1);
+	} else {
+		st->n = jumps[below(&g->r, sizeof(jumps) / sizeof(jumps[0]))];
+	}
+}
+
+static void push(struct scenario *sc, int *cap, const struct step *st)
+{
+	if (sc->n == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		sc->s = realloc(sc->s, *cap * sizeof(*sc->s));
+		if (!sc->s)
+			abort();
+	}
+	sc->s[sc->n++] = *st;
+}
+
+static void gen_pool(struct gen *g)
+{
+	int n24 = 1 + below(&g->r, 4), n64 = 1 + below(&g->r, 3), i, j, six = below(&g->r, 50);
+	__u8 nets4[4][3], nets6[3][2];
+
+	for (i = 0; i < n24; i++) {
+		nets4[i][0] = 198;
+		nets4[i][1] = 18 + below(&g->r, 2);
+		nets4[i][2] = below(&g->r, 256);
+	}
+	for (i = 0; i < n64; i++) {
+		nets6[i][0] = below(&g->r, 256);
+		nets6[i][1] = chance(&g->r, 50) ? 0 : below(&g->r, 256);
+	}
+	g->npool = 30 + below(&g->r, 31);
+	for (i = 0; i < g->npool; i++) {
+		struct pool_addr *p = &g->pool[i];
+
+		memset(p, 0, sizeof(*p));
+		p->v6 = (int)below(&g->r, 100) < six;
+		if (!p->v6) {
+			memcpy(p->a, nets4[below(&g->r, n24)], 3);
+			p->a[3] = 1 + below(&g->r, 254);
+			continue;
+		}
+		/* 2001:2:0:NNNN::/64, a small or a random interface id. */
+		p->a[0] = 0x20;
+		p->a[1] = 0x01;
+		p->a[3] = 0x02;
+		memcpy(&p->a[6], nets6[below(&g->r, n64)], 2);
+		if (chance(&g->r, 60)) {
+			p->a[15] = 1 + below(&g->r, 16);
+		} else {
+			for (j = 8; j < 16; j++)
+				p->a[j] = below(&g->r, 256);
+		}
+	}
+}
+
+static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
+{
+	static const __u32 sources[] = { 4, 4, 8, 8, 16, 32, 64 };
+	static const __s64 tais[] = { 0, -37 * (__s64)SEC_NS, 5 * (__s64)SEC_NS };
+	struct gen g = { .r = { xdp_rl_mix(seed ^ xdp_rl_mix(number + 1)) } };
+	struct step st;
+	int cap = 0, target, i, burst;
+	__u64 k;
+
+	memset(sc, 0, sizeof(*sc));
+	g.sc = sc;
+	sc->lo.bytes = chance(&g.r, 25);
+	sc->lo.v4_prefix = chance(&g.r, 60) ? 32 : 24;
+	sc->lo.v6_prefix = chance(&g.r, 60) ? 64 : 128;
+	sc->lo.layers = chance(&g.r, 35) ? 1 : 1 + below(&g.r, XDP_RL_MAX_LAYERS);
+	sc->lo.sources = sources[below(&g.r, sizeof(sources) / sizeof(sources[0]))];
+	sc->tai = tais[below(&g.r, 3)];
+	gen_pool(&g);
+	gen_settings(&g, &sc->init);
+	g.cur = sc->init;
+
+	for (i = below(&g.r, 4); i > 0; i--) {
+		gen_rule(&g, &st);
+		st.at_load = 1;
+		push(sc, &cap, &st);
+		g.rules[g.nrules++] = st;
+	}
+	target = 60 + below(&g.r, 450);
+	while (sc->n < target) {
+		k = below(&g.r, 1000);
+		memset(&st, 0, sizeof(st));
+		if (k < 700) {
+			const struct pool_addr *p = gen_source(&g);
+
+			st.kind = ST_PKT;
+			st.v6 = p->v6;
+			memcpy(st.a, p->a, 16);
+			st.vlans = chance(&g.r, 90) ? 0 : 1 + below(&g.r, 2);
+			st.size = sc->lo.bytes || chance(&g.r, 10) ? 60 + below(&g.r, 197) : 0;
+			for (burst = chance(&g.r, 30) ? 1 + below(&g.r, 8) : 1; burst > 0; burst--)
+				push(sc, &cap, &st);
+			continue;
+		}
+		if (k < 880) {
+			gen_advance(&g, &st);
+		} else if (k < 895) {
+			st.kind = ST_SET;
+			gen_set(&g, &g.cur);
+			st.set = g.cur;
+		} else if (k < 905) {
+			gen_rule(&g, &st);
+			if (g.nrules < MODEL_MAX_RULES / 2)
+				g.rules[g.nrules++] = st;
+		} else if (k < 912) {
+			st.kind = ST_RULE_DEL;
+			if (g.nrules && chance(&g.r, 85)) {
+				i = below(&g.r, g.nrules);
+				st.v6 = g.rules[i].v6;
+				memcpy(st.a, g.rules[i].a, 16);
+				st.len = g.rules[i].len;
+				g.rules[i] = g.rules[--g.nrules];
+			} else {
+				gen_rule(&g, &st); /* a prefix that likely has no rule */
+				st.kind = ST_RULE_DEL;
+			}
+		} else if (k < 995) {
+			const struct pool_addr *p = gen_source(&g);
+
+			st.kind = k < 955 ? ST_RESET : ST_CHARGE;
+			st.v6 = p->v6;
+			memcpy(st.a, p->a, 16);
+			if (k >= 940 && k < 955) /* reset --count N */
+				st.n = sc->lo.bytes ? 1 + below(&g.r, 1500) : 1 + below(&g.r, 8);
+			else if (st.kind == ST_CHARGE)
+				st.n = sc->lo.bytes ? 1 + below(&g.r, 600) : 1 + below(&g.r, 4);
+		} else {
+			st.kind = ST_RESET_ALL;
+		}
+		push(sc, &cap, &st);
+	}
+}
+
+/* ---- Words ---------------------------------------------------------------------- */
+
+static const char *addr_str(int v6, const __u8 *a, char *buf)
+{
+	inet_ntop(v6 ? AF_INET6 : AF_INET, a, buf, INET6_ADDRSTRLEN);
+	return buf;
+}
+
+/* A duration in the largest unit that divides it. */
+static const char *dur_str(__u64 ns, char *buf, size_t len)
+{
+	if (ns && ns % SEC_NS == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / SEC_NS));
+	else if (ns && ns % MS_NS == 0)
+		snprintf(buf, len, "%llums", (unsigned long long)(ns / MS_NS));
+	else if (ns && ns % 1000 == 0)
+		snprintf(buf, len, "%lluus", (unsigned long long)(ns / 1000));
+	else
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+/* A time on the test clock, from the load. */
+static const char *time_str(__u64 t, char *buf, size_t len)
+{
+	if (!t)
+		snprintf(buf, len, "none");
+	else if (t >= T0_NS)
+		snprintf(buf, len, "t+%llu.%09llus", (unsigned long long)((t - T0_NS) / SEC_NS),
+			 (unsigned long long)((t - T0_NS) % SEC_NS));
+	else
+		snprintf(buf, len, "t-%llu.%09llus", (unsigned long long)((T0_NS - t) / SEC_NS),
+			 (unsigned long long)((T0_NS - t) % SEC_NS));
+	return buf;
+}
+
+static void layers_put(FILE *f, const struct xdp_rl_layer *lay, __u32 n)
+{
+	char w[32];
+	__u32 i;
+
+	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS; i++)
+		fprintf(f, " --layer %llu/%s", (unsigned long long)lay[i].limit,
+			dur_str(lay[i].window_ns, w, sizeof(w)));
+}
+
+static const char *const on_full_names[] = { "pass", "drop", "aggregate" };
+
+static void settings_put(FILE *f, const struct settings *s)
+{
+	char w[32];
+
+	layers_put(f, s->layer, s->nlayers);
+	fprintf(f, "%s%s", s->flags & XDP_RL_F_ALIGNED ? " --aligned" : " --per-key",
+		s->flags & XDP_RL_F_DRY_RUN ? " --dry-run" : "");
+	if (s->new_sources.limit)
+		fprintf(f, " --new-sources %llu/%s --on-table-full %s",
+			(unsigned long long)s->new_sources.limit,
+			dur_str(s->new_sources.window_ns, w, sizeof(w)),
+			on_full_names[s->on_full % 3]);
+	else
+		fprintf(f, " --new-sources off");
+}
+
+static void rule_put(FILE *f, const struct step *st)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	fprintf(f, "%s/%d", addr_str(st->v6, st->a, a), st->len);
+	if (st->kind == ST_RULE_DEL)
+		return;
+	if (st->rule.action == XDP_RL_RULE_ALLOW)
+		fprintf(f, " --allow");
+	else if (st->rule.action == XDP_RL_RULE_DENY)
+		fprintf(f, " --deny");
+	else
+		layers_put(f, st->rule.layer, st->rule.nlayers);
+	if (st->rule.flags & XDP_RL_RULE_F_SHARED)
+		fprintf(f, " --shared");
+}
+
+static void step_put(FILE *f, const struct step *st)
+{
+	char a[INET6_ADDRSTRLEN], w[32];
+
+	switch (st->kind) {
+	case ST_PKT:
+		fprintf(f, "packet from %s", addr_str(st->v6, st->a, a));
+		if (st->vlans)
+			fprintf(f, ", %d VLAN tag%s", st->vlans, st->vlans > 1 ? "s" : "");
+		if (st->size)
+			fprintf(f, ", %u-byte frame", st->size);
+		break;
+	case ST_ADVANCE: fprintf(f, "advance %s", dur_str(st->n, w, sizeof(w))); break;
+	case ST_ADVANCE_END:
+		fprintf(f, "advance to the end of open window #%llu %+lldns",
+			(unsigned long long)(st->n % 1000), (long long)st->delta);
+		break;
+	case ST_SET:
+		fprintf(f, "set");
+		settings_put(f, &st->set);
+		break;
+	case ST_RULE_ADD:
+		fprintf(f, "%s ", st->at_load ? "load --rules: rule" : "rule add");
+		rule_put(f, st);
+		break;
+	case ST_RULE_DEL:
+		fprintf(f, "rule del ");
+		rule_put(f, st);
+		break;
+	case ST_RESET:
+		fprintf(f, "reset %s", addr_str(st->v6, st->a, a));
+		if (st->n)
+			fprintf(f, " --count %llu", (unsigned long long)st->n);
+		break;
+	case ST_CHARGE:
+		fprintf(f, "charge %s %llu", addr_str(st->v6, st->a, a), (unsigned long long)st->n);
+		break;
+	case ST_RESET_ALL: fprintf(f, "reset --all"); break;
+	}
+}
+
+static void scenario_head(FILE *f, const struct scenario *sc)
+{
+	char w[32];
+
+	fprintf(f, "load --v4-prefix %d --v6-prefix %d --max-sources %u --max-layers %d%s",
+		sc->lo.v4_prefix, sc->lo.v6_prefix, sc->lo.sources, sc->lo.layers,
+		sc->lo.bytes ? " --bytes" : "");
+	settings_put(f, &sc->init);
+	fprintf(f, " (CLOCK_TAI to Unix: %s%s)", sc->tai < 0 ? "-" : "",
+		dur_str(sc->tai < 0 ? -sc->tai : sc->tai, w, sizeof(w)));
+}
+
+/* ---- Running one: the program and the model, side by side -------------------- */
+
+/* What the runs exercised (printed at the end). */
+enum cover {
+	C_ALLOW,
+	C_DENY,
+	C_SHARED,
+	C_KEY,
+	C_INSERT,
+	C_EVICT,
+	C_CAP_PASS,
+	C_CAP_DROP,
+	C_AGG,
+	C_REFUSED,
+	C_UNDONE,
+	C_DRY,
+	C_TURNOVER,
+	C_NCOVER,
+};
+
+static const char *const cover_names[C_NCOVER] = {
+	"allowed",
+	"denied",
+	"shared budget",
+	"own key",
+	"inserts",
+	"evictions",
+	"cap: pass",
+	"cap: drop",
+	"aggregated",
+	"refused by a layer",
+	"of those, by a layer > 0 (charges taken back)",
+	"dry run",
+	"windows opened",
+};
+
+static __u64 cover[C_NCOVER];
+
+struct run {
+	const struct scenario *sc;
+	struct env e;
+	struct mtable agg4, agg6;
+	int loaded;
+	struct model m;
+	struct settings cur;
+	__u32 lsid, next_lsid;
+	__u32 ids; /* rule ids used so far: 0 .. ids - 1 */
+	int ncpu;
+	FILE *log;    /* every step and its outcome (NULL: quiet) */
+	__u64 *cover; /* what it exercised is added here (NULL: not counted) */
+	/* The first mismatch: where, and what (a memstream). */
+	int bad_step, bad_packet;
+	char *why;
+	size_t why_len;
+	FILE *wf;
+	/* Totals. */
+	__u64 packets, ops;
+	int step, npackets;
+};
+
+static struct mtable *run_table(struct run *r, int t)
+{
+	return t == MODEL_SRC4 ? &r->e.t4 :
+	       t == MODEL_SRC6 ? &r->e.t6 :
+	       t == MODEL_AGG4 ? &r->agg4 :
+				 &r->agg6;
+}
+
+static const char *table_name(int t)
+{
+	static const char *const n[] = { "src4", "src6", "agg4", "agg6" };
+
+	return n[t];
+}
+
+static void key_words(const struct run *r, int t, const __u8 *a, __u32 lsid, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN];
+	int plen = t == MODEL_SRC4 ? r->sc->lo.v4_prefix :
+		   t == MODEL_SRC6 ? r->sc->lo.v6_prefix :
+		   t == MODEL_AGG4 ? XDP_RL_AGG4_PREFIX :
+				     XDP_RL_AGG6_PREFIX;
+
+	snprintf(buf, len, "%s/%d (limit set %u, %s)", addr_str(model_table_v6(t), a, s), plen,
+		 lsid, table_name(t));
+}
+
+/* Open a mismatch report (the first one of a run is kept). */
+static FILE *mismatch(struct run *r)
+{
+	if (r->wf)
+		return r->wf;
+	r->bad_step = r->step;
+	r->bad_packet = r->npackets;
+	r->wf = open_memstream(&r->why, &r->why_len);
+	if (!r->wf)
+		abort();
+	return r->wf;
+}
+
+/* A table's window as the model sees it: no start unless the start is this window's (I5). */
+static struct model_win table_win(const struct xdp_rl_state *s)
+{
+	struct model_win w = { 0, xdp_rl_count(s->count_gen) };
+
+	if (xdp_rl_gen_of_start(s->start_gen) == xdp_rl_gen_of_count(s->count_gen))
+		w.start = xdp_rl_start_ns(s->start_gen);
+	return w;
+}
+
+static void win_words(FILE *f, const struct model_win *w)
+{
+	char t[48];
+
+	fprintf(f, "start %s count %llu", time_str(w->start, t, sizeof(t)),
+		(unsigned long long)w->count);
+}
+
+/* The windows of both sides, layer by layer, marking the layers that differ. */
+static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
+			const struct model_win *tw, __u32 n, const struct xdp_rl_layer *lay,
+			__u32 nlay, __u64 now)
+{
+	char d[32];
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		int diff = !tw || mw[i].start != tw[i].start || mw[i].count != tw[i].count;
+
+		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
+		if (lay && i < nlay)
+			fprintf(f, " (%llu/%s%s)", (unsigned long long)lay[i].limit,
+				dur_str(lay[i].window_ns, d, sizeof(d)),
+				model_over(&mw[i], now, lay[i].window_ns) ? ", over" : "");
+		fprintf(f, ": model ");
+		win_words(f, &mw[i]);
+		if (tw) {
+			fprintf(f, " | table ");
+			win_words(f, &tw[i]);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void key_k(const __u8 *a, __u32 k[4])
+{
+	memcpy(k, a, 16);
+}
+
+/* The table's windows of a key into @w (room of them): 1, or 0 if it has no slot. */
+static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct model_win *w)
+{
+	struct xdp_rl_state st[XDP_RL_MAX_LAYERS];
+	struct mtable *mt = run_table(r, t);
+	struct xdp_rl_slot *s;
+	__u32 k[4], i;
+
+	key_k(a, k);
+	s = mt_find(mt, k, lsid);
+	if (!s)
+		return 0;
+	mt_read_windows(mt, s, st);
+	for (i = 0; i < mt->layers; i++)
+		w[i] = table_win(&st[i]);
+	return 1;
+}
+
+static int shared_windows(struct run *r, __u32 id, struct model_win *w)
+{
+	struct xdp_rl_layers l;
+	int i;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &id, &l))
+		return 0;
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+		w[i] = table_win(&l.layer[i]);
+	return 1;
+}
+
+/* What was charged, on both sides: for a mismatch's report. */
+static void where_put(struct run *r, FILE *f, const struct model_where *at)
+{
+	struct model_win tw[XDP_RL_MAX_LAYERS];
+	const struct xdp_rl_layer *lay = NULL;
+	struct model_key *k;
+	char kw[160];
+	__u32 n;
+
+	char seen[200];
+
+	fflush(f);
+	if (at->kind == MW_KEY) {
+		key_words(r, at->table, at->a, at->lsid, kw, sizeof(kw));
+		snprintf(seen, sizeof(seen), "windows of %s differ", kw);
+		if (r->why && strstr(r->why, seen))
+			return;
+		n = model_limit_set(&r->m, at->lsid, &lay);
+		k = model_find(&r->m, at->table, at->a, at->lsid);
+		fprintf(f, "  windows of %s:\n", kw);
+		if (!k) {
+			fprintf(f, "    (not in the model's table)\n");
+			return;
+		}
+		windows_put(f, "    ", k->w,
+			    table_windows(r, at->table, at->a, at->lsid, tw) ? tw : NULL,
+			    r->sc->lo.layers, lay, n, r->m.now);
+		if (!table_windows(r, at->table, at->a, at->lsid, tw))
+			fprintf(f, "    (no slot in the table)\n");
+	} else if (at->kind == MW_SHARED) {
+		int i;
+
+		snprintf(seen, sizeof(seen), "the shared budget of rule id %u differs", at->id);
+		if (r->why && strstr(r->why, seen))
+			return;
+		for (i = 0; i < r->m.nrules && r->m.rules[i].r.id != at->id; i++)
+			;
+		fprintf(f, "  shared budget of rule id %u:\n", at->id);
+		windows_put(f, "    ", r->m.shared[at->id],
+			    shared_windows(r, at->id, tw) ? tw : NULL, XDP_RL_MAX_LAYERS,
+			    i < r->m.nrules ? r->m.rules[i].r.layer : NULL,
+			    i < r->m.nrules ? r->m.rules[i].r.nlayers : 0, r->m.now);
+	}
+}
+
+/* Empty slots in the two buckets of a key about to be inserted (before the step). */
+static int free_slots(struct run *r, const struct model_where *ins)
+{
+	struct mtable *mt;
+	__u32 k[4], b[2], i, j;
+	__u64 h;
+	int n = 0;
+
+	if (ins->kind != MW_KEY)
+		return -1;
+	mt = run_table(r, ins->table);
+	key_k(ins->a, k);
+	h = xdp_rl_hash(k, model_table_v6(ins->table), ins->lsid, TEST_SEED);
+	xdp_rl_bucket_pair(h, mt->nbuckets, &b[0], &b[1]);
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++)
+			n += !mt_slot(mt, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j)->tag;
+	return n;
+}
+
+/* Whether the bucket pairs of two keys of table @t meet. */
+static int pairs_meet(struct run *r, int t, const struct model_key *x, const struct model_where *y)
+{
+	struct mtable *mt = run_table(r, t);
+	__u32 k[4], a[2], b[2];
+
+	key_k(x->a, k);
+	xdp_rl_bucket_pair(xdp_rl_hash(k, model_table_v6(t), x->lsid, TEST_SEED), mt->nbuckets,
+			   &a[0], &a[1]);
+	key_k(y->a, k);
+	xdp_rl_bucket_pair(xdp_rl_hash(k, model_table_v6(t), y->lsid, TEST_SEED), mt->nbuckets,
+			   &b[0], &b[1]);
+	return a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1];
+}
+
+/*
+ * After a step: the keys of each table (a key the model holds and the table
+ * no longer does was evicted: by the step's insert only, one at most, from
+ * the inserted key's buckets, which had no empty slot), every window, the
+ * --new-sources window, the shared budgets, the counters and the rules'
+ * hit counters. Returns 0, or 1 after reporting a mismatch.
+ */
+static int check_state(struct run *r, const struct model_where *ins, int pre_free)
+{
+	static const int stats_checked[] = {
+		XDP_RL_STAT_PASSED,	  XDP_RL_STAT_DROPPED,	       XDP_RL_STAT_WOULD_DROP,
+		XDP_RL_STAT_NOT_IP,	  XDP_RL_STAT_MALFORMED,       XDP_RL_STAT_NEW_WINDOWS,
+		XDP_RL_STAT_TABLE_ERRORS, XDP_RL_STAT_PASSED_BYTES,    XDP_RL_STAT_DROPPED_BYTES,
+		XDP_RL_STAT_INSERTS,	  XDP_RL_STAT_REFUSED_INSERTS, XDP_RL_STAT_AGGREGATED,
+		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,
+	};
+	static const char *const stat_names[] = {
+#define STAT_NAME(id, name, help) #name,
+		XDP_RL_STATS(STAT_NAME)
+#undef STAT_NAME
+	};
+	struct model_win tw[XDP_RL_MAX_LAYERS];
+	struct xdp_rl_rule_hits per[r->ncpu], sum;
+	struct xdp_rl_state ns;
+	struct xdp_rl_stats st;
+	struct model_key gone;
+	struct model_win nw;
+	const struct xdp_rl_layer *lay;
+	char kw[160], kw2[160];
+	int t, i, evicted, bad = 0, c;
+	__u32 k[4], lsid, n, room = r->sc->lo.layers, zero = 0, id;
+	FILE *f;
+
+	for (t = 0; t < MODEL_TABLES; t++) {
+		struct mtable *mt = run_table(r, t);
+		struct model_keys *ks = &r->m.t[t];
+		__u64 s;
+
+		evicted = 0;
+		for (i = ks->n - 1; i >= 0; i--) {
+			key_k(ks->k[i].a, k);
+			if (mt_find(mt, k, ks->k[i].lsid))
+				continue;
+			gone = ks->k[i];
+			model_forget(&r->m, t, i);
+			key_words(r, t, gone.a, gone.lsid, kw, sizeof(kw));
+			if (ins->kind == MW_KEY && ins->table == t && gone.lsid == ins->lsid &&
+			    !memcmp(gone.a, ins->a, 16)) {
+				fprintf(f = mismatch(r),
+					"the model gave %s a slot; the table has "
+					"no such key\n",
+					kw);
+				bad = 1;
+				continue;
+			}
+			if (ins->kind != MW_KEY || ins->table != t) {
+				fprintf(f = mismatch(r),
+					"%s left the table, but nothing was "
+					"inserted into it\n",
+					kw);
+				bad = 1;
+			} else if (++evicted > 1) {
+				fprintf(f = mismatch(r),
+					"%s left the table: a second key gone "
+					"for one insert\n",
+					kw);
+				bad = 1;
+			} else if (!pairs_meet(r, t, &gone, ins)) {
+				key_words(r, t, ins->a, ins->lsid, kw2, sizeof(kw2));
+				fprintf(f = mismatch(r),
+					"%s was evicted by %s, whose buckets "
+					"are not its own\n",
+					kw, kw2);
+				bad = 1;
+			} else if (pre_free > 0) {
+				key_words(r, t, ins->a, ins->lsid, kw2, sizeof(kw2));
+				fprintf(f = mismatch(r),
+					"%s was evicted by %s, whose buckets "
+					"had %d empty slot(s)\n",
+					kw, kw2, pre_free);
+				bad = 1;
+			} else if (r->cover) {
+				r->cover[C_EVICT]++;
+			}
+		}
+		for (s = 0; s < mt_nslots(mt); s++) {
+			__u8 a[16] = {};
+
+			if (!mt_key(mt, mt_slot(mt, s), k, &lsid))
+				continue;
+			memcpy(a, k, model_table_v6(t) ? 16 : 4);
+			if (model_find(&r->m, t, a, lsid))
+				continue;
+			key_words(r, t, a, lsid, kw, sizeof(kw));
+			fprintf(f = mismatch(r), "the table holds %s, which the model does not\n",
+				kw);
+			bad = 1;
+		}
+		for (i = 0; i < ks->n; i++) {
+			struct model_key *mk = &ks->k[i];
+			__u32 j;
+
+			if (!table_windows(r, t, mk->a, mk->lsid, tw))
+				continue;
+			for (j = 0; j < room; j++)
+				if (mk->w[j].start != tw[j].start || mk->w[j].count != tw[j].count)
+					break;
+			if (j == room)
+				continue;
+			key_words(r, t, mk->a, mk->lsid, kw, sizeof(kw));
+			n = model_limit_set(&r->m, mk->lsid, &lay);
+			fprintf(f = mismatch(r), "windows of %s differ:\n", kw);
+			windows_put(f, "    ", mk->w, tw, room, lay, n, r->m.now);
+			bad = 1;
+		}
+	}
+	for (id = 0; id < r->ids; id++) {
+		if (!shared_windows(r, id, tw))
+			continue;
+		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+			if (r->m.shared[id][i].start != tw[i].start ||
+			    r->m.shared[id][i].count != tw[i].count)
+				break;
+		if (i == XDP_RL_MAX_LAYERS)
+			continue;
+		fprintf(f = mismatch(r), "the shared budget of rule id %u differs:\n", id);
+		windows_put(f, "    ", r->m.shared[id], tw, XDP_RL_MAX_LAYERS, NULL, 0, r->m.now);
+		bad = 1;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.newsrc), &zero, &ns)) {
+		nw = table_win(&ns);
+		if (nw.start != r->m.newsrc.start || nw.count != r->m.newsrc.count) {
+			fprintf(f = mismatch(r), "the --new-sources window differs:\n");
+			windows_put(f, "    ", &r->m.newsrc, &nw, 1, NULL, 0, r->m.now);
+			bad = 1;
+		}
+	}
+	stats(&r->e, &st);
+	for (i = 0; i < (int)(sizeof(stats_checked) / sizeof(stats_checked[0])); i++) {
+		c = stats_checked[i];
+		if (st.c[c] == r->m.st.c[c])
+			continue;
+		fprintf(f = mismatch(r), "counter %s: model %llu, program %llu\n", stat_names[c],
+			(unsigned long long)r->m.st.c[c], (unsigned long long)st.c[c]);
+		bad = 1;
+	}
+	for (id = 0; id < r->ids; id++) {
+		memset(&sum, 0, sizeof(sum));
+		if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.rule_hits), &id, per))
+			continue;
+		for (c = 0; c < r->ncpu; c++) {
+			sum.packets += per[c].packets;
+			sum.dropped += per[c].dropped;
+			sum.would_drop += per[c].would_drop;
+		}
+		if (!memcmp(&sum, &r->m.hits[id], sizeof(sum)))
+			continue;
+		fprintf(f = mismatch(r),
+			"rule id %u's counters: model hits %llu dropped %llu would_drop %llu, "
+			"program %llu %llu %llu\n",
+			id, (unsigned long long)r->m.hits[id].packets,
+			(unsigned long long)r->m.hits[id].dropped,
+			(unsigned long long)r->m.hits[id].would_drop,
+			(unsigned long long)sum.packets, (unsigned long long)sum.dropped,
+			(unsigned long long)sum.would_drop);
+		bad = 1;
+	}
+	return bad;
+}
+
+/* The live settings for the model's rules and @r->cur, published as xdp-rl does. */
+static void publish(struct run *r)
+{
+	struct xdp_rl_live live = {};
+
+	memcpy(live.layer, r->cur.layer, sizeof(live.layer));
+	live.nlayers = r->cur.nlayers;
+	live.flags = r->cur.flags;
+	live.new_sources = r->cur.new_sources;
+	live.on_full = r->cur.on_full;
+	live.lsid = r->lsid;
+	live.tai_to_unix_ns = r->sc->tai;
+	model_rule_counts(&r->m, &live.nrules4, &live.nrules6);
+	live.max_window_ns = model_rules_max_window(&r->m); /* env_live adds the layers' */
+	env_live(&r->e, &live);
+	model_set_live(&r->m, limiter_live(&r->e.lim));
+}
+
+static int run_load(struct run *r, int quiet)
+{
+	const struct load_opts *lo = &r->sc->lo;
+	struct xdp_rl_fixed *fx;
+
+	if (quiet ? env_load(&r->e, lo) : env_open(&r->e, lo, "model: load"))
+		return -1;
+	r->loaded = 1;
+	if (mt_map(&r->agg4, bpf_map__fd(r->e.skel->maps.agg4), 0, lo->layers, TEST_SEED) ||
+	    mt_map(&r->agg6, bpf_map__fd(r->e.skel->maps.agg6), 1, lo->layers, TEST_SEED)) {
+		UNIT_FAIL("model: map the aggregate tables: %s", strerror(errno));
+		return -1;
+	}
+	/* What xdp-rl's limiter has beside what the harness gives it (target_of, forget_all). */
+	r->e.lim.fd[PIN_RULES4] = bpf_map__fd(r->e.skel->maps.rules4);
+	r->e.lim.fd[PIN_RULES6] = bpf_map__fd(r->e.skel->maps.rules6);
+	r->e.lim.fd[PIN_RULE_HITS] = bpf_map__fd(r->e.skel->maps.rule_hits);
+	r->e.lim.fd[PIN_SHARED] = bpf_map__fd(r->e.skel->maps.shared);
+	r->e.lim.fd[PIN_NEWSRC] = bpf_map__fd(r->e.skel->maps.newsrc);
+	r->e.lim.fd[PIN_STATS] = bpf_map__fd(r->e.skel->maps.stats);
+	fx = &r->e.lim.cfg.fixed;
+	fx->max_sources = lo->sources;
+	fx->bytes = lo->bytes;
+	fx->v4_prefix = lo->v4_prefix;
+	fx->v6_prefix = lo->v6_prefix;
+	fx->max_layers = lo->layers;
+	fx->seed = TEST_SEED;
+	return 0;
+}
+
+static void run_free(struct run *r)
+{
+	if (r->loaded) {
+		mt_unmap(&r->agg4);
+		mt_unmap(&r->agg6);
+		env_free(&r->e);
+	}
+	r->loaded = 0;
+	model_free(&r->m);
+	if (r->wf)
+		fclose(r->wf);
+	r->wf = NULL;
+	free(r->why);
+	r->why = NULL;
+}
+
+static void run_advance(struct run *r, __u64 ns)
+{
+	r->e.skel->bss->fake_now_ns += ns;
+	r->m.now += ns;
+}
+
+/* ST_ADVANCE_END: how far to the end of the chosen open window, plus delta; and which. */
+static __u64 advance_end(struct run *r, const struct step *st, char *what, size_t len)
+{
+	struct cand {
+		const struct model_win *w;
+		__u64 window_ns;
+		int t, layer;
+		const struct model_key *k;
+		__u32 id;
+	} c[512];
+	const struct xdp_rl_layer *lay;
+	struct model *m = &r->m;
+	int t, i, nc = 0, j;
+	__u32 n, l;
+	__s64 to;
+	char kw[160], d[32];
+
+	for (t = 0; t < MODEL_TABLES; t++) {
+		for (i = 0; i < m->t[t].n; i++) {
+			n = model_limit_set(m, m->t[t].k[i].lsid, &lay);
+			for (l = 0; l < n && l < (__u32)r->sc->lo.layers && nc < 512; l++)
+				if (!model_over(&m->t[t].k[i].w[l], m->now, lay[l].window_ns))
+					c[nc++] = (struct cand){ &m->t[t].k[i].w[l],
+								 lay[l].window_ns,
+								 t,
+								 l,
+								 &m->t[t].k[i],
+								 0 };
+		}
+	}
+	for (i = 0; i < m->nrules; i++) {
+		if (!(m->rules[i].r.flags & XDP_RL_RULE_F_SHARED))
+			continue;
+		for (l = 0; l < m->rules[i].r.nlayers && nc < 512; l++)
+			if (!model_over(&m->shared[m->rules[i].r.id][l], m->now,
+					m->rules[i].r.layer[l].window_ns))
+				c[nc++] = (struct cand){ &m->shared[m->rules[i].r.id][l],
+							 m->rules[i].r.layer[l].window_ns,
+							 -1,
+							 l,
+							 NULL,
+							 m->rules[i].r.id };
+	}
+	if (m->live.new_sources.limit &&
+	    !model_over(&m->newsrc, m->now, m->live.new_sources.window_ns) && nc < 512)
+		c[nc++] =
+			(struct cand){ &m->newsrc, m->live.new_sources.window_ns, -2, 0, NULL, 0 };
+	if (!nc) {
+		snprintf(what, len, "no window is open: 0ns");
+		return 0;
+	}
+	j = st->n % nc;
+	to = (__s64)(c[j].w->start + c[j].window_ns) + st->delta - (__s64)m->now;
+	if (c[j].t >= 0)
+		key_words(r, c[j].t, c[j].k->a, c[j].k->lsid, kw, sizeof(kw));
+	else if (c[j].t == -1)
+		snprintf(kw, sizeof(kw), "the shared budget of rule id %u", c[j].id);
+	else
+		snprintf(kw, sizeof(kw), "the --new-sources window");
+	snprintf(what, len, "%s, to %+lldns from the end of %s layer %d: %s", "advance",
+		 (long long)st->delta, kw, c[j].layer, dur_str(to > 0 ? to : 0, d, sizeof(d)));
+	return to > 0 ? to : 0;
+}
+
+static const char *xdp_word(int v)
+{
+	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : "?";
+}
+
+static void ip_of(const struct step *st, struct ip_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = st->v6 ? AF_INET6 : AF_INET;
+	memcpy(a->bytes, st->a, st->v6 ? 16 : 4);
+}
+
+/* `reset ADDRESS [--count N]` as user/cmd_reset.c's reset_address does it. */
+static int real_reset(struct run *r, const struct step *st)
+{
+	struct ip_addr a;
+	struct target t;
+	int res;
+
+	ip_of(st, &a);
+	target_of(&r->e.lim, &a, &t);
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY)
+		return 0;
+	if (t.kind == TARGET_SHARED)
+		return admin_reset_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) < 0 ? -1 : 3;
+	res = admin_reset(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, st->n, t.lay);
+	if (res < 0)
+		return -1;
+	if (st->n || res > 0)
+		return res > 0;
+	target_aggregate(&r->e.lim, &a, &t);
+	res = admin_reset(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, 0, t.lay);
+	return res < 0 ? -1 : res > 0 ? 2 : 0;
+}
+
+/* `charge ADDRESS N` as user/cmd_reset.c's cmd_charge does it. */
+static int real_charge(struct run *r, const struct step *st)
+{
+	struct ip_addr a;
+	struct target t;
+	int res;
+
+	ip_of(st, &a);
+	target_of(&r->e.lim, &a, &t);
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY)
+		return 0;
+	if (t.kind == TARGET_SHARED)
+		return admin_charge_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) <= 0 ? -1 :
+											      3;
+	res = admin_charge(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, st->n, t.lay);
+	return res <= 0 ? -1 : 1;
+}
+
+/* `rule add`, as user/rules.c does it: the id's counters zeroed, its budget closed. */
+static int real_rule_add(struct run *r, const struct step *st, const struct xdp_rl_rule *rule)
+{
+	struct xdp_rl_rule_hits zero_hits[r->ncpu];
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = st->len };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = st->len };
+	__u32 id = rule->id;
+
+	memset(zero_hits, 0, sizeof(zero_hits));
+	memcpy(&k4.addr, st->a, 4);
+	memcpy(k6.addr, st->a, 16);
+	if (bpf_map_update_elem(bpf_map__fd(r->e.skel->maps.rule_hits), &id, zero_hits, 0) ||
+	    admin_reset_shared(&r->e.lim, id, 0, XDP_RL_MAX_LAYERS, 0, NULL) < 0)
+		return -1;
+	return st->v6 ? bpf_map_update_elem(bpf_map__fd(r->e.skel->maps.rules6), &k6, rule,
+					    BPF_NOEXIST) :
+			bpf_map_update_elem(bpf_map__fd(r->e.skel->maps.rules4), &k4, rule,
+					    BPF_NOEXIST);
+}
+
+static int real_rule_del(struct run *r, const struct step *st)
+{
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = st->len };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = st->len };
+
+	memcpy(&k4.addr, st->a, 4);
+	memcpy(k6.addr, st->a, 16);
+	return st->v6 ? bpf_map_delete_elem(bpf_map__fd(r->e.skel->maps.rules6), &k6) :
+			bpf_map_delete_elem(bpf_map__fd(r->e.skel->maps.rules4), &k4);
+}
+
+static void cover_packet(struct run *r, const struct model_out *o)
+{
+	__u64 *c = r->cover;
+
+	c[C_ALLOW] += o->v == MV_ALLOW;
+	c[C_DENY] += o->v == MV_DENY;
+	c[C_SHARED] += o->at.kind == MW_SHARED;
+	c[C_KEY] += o->at.kind == MW_KEY && o->at.table <= MODEL_SRC6;
+	c[C_AGG] += o->at.kind == MW_KEY && o->at.table >= MODEL_AGG4;
+	c[C_INSERT] += o->ins.kind == MW_KEY;
+	c[C_CAP_PASS] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_PASS;
+	c[C_CAP_DROP] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_DROP;
+	c[C_REFUSED] += o->refused_layer >= 0;
+	c[C_UNDONE] += o->refused_layer > 0;
+	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && (r->m.live.flags & XDP_RL_F_DRY_RUN);
+}
+
+static const char *const reset_words[] = { "nothing to reset", "its key", "its aggregate",
+					   "its rule's shared budget" };
+
+/* Run step @i. Returns 0, or 1 on a mismatch (reported in r->wf). */
+static int run_step(struct run *r, int i)
+{
+	const struct step *st = &r->sc->s[i];
+	struct model_out o = { .newsrc = -1 };
+	struct model_rule mr;
+	char what[512] = "", why[160], a[INET6_ADDRSTRLEN];
+	struct pkt p;
+	int pre = -1, got, want, bad = 0;
+	__u64 ns, before = r->m.now;
+	FILE *f;
+
+	r->step = i;
+	switch (st->kind) {
+	case ST_PKT:
+		p = build(&(struct pkt_spec){ st->v6 ? V6 : V4, addr_str(st->v6, st->a, a),
+					      st->vlans, st->size });
+		model_packet(&r->m, st->v6, st->a, p.len, &o);
+		pre = free_slots(r, &o.ins);
+		got = run(&r->e, &p, 1);
+		r->packets++;
+		r->npackets++;
+		if (o.refused_layer >= 0)
+			snprintf(why, sizeof(why), "%s, refused by layer %d", o.why,
+				 o.refused_layer);
+		else
+			snprintf(why, sizeof(why), "%s", o.why);
+		snprintf(what, sizeof(what), "%s (%s)", xdp_word(o.xdp), why);
+		if (r->cover)
+			cover_packet(r, &o);
+		if (got != o.xdp) {
+			fprintf(f = mismatch(r), "verdict: model %s (%s), program %s\n",
+				xdp_word(o.xdp), why, got < 0 ? strerror(-got) : xdp_word(got));
+			bad = 1;
+		}
+		break;
+	case ST_ADVANCE:
+	case ST_ADVANCE_END:
+		ns = st->kind == ST_ADVANCE ? st->n : advance_end(r, st, what, sizeof(what));
+		run_advance(r, ns);
+		break;
+	case ST_SET:
+		r->ops++;
+		/* As user/cmd_set.c: another number of layers is another limit set. */
+		if (st->set.nlayers != r->cur.nlayers)
+			r->lsid = r->next_lsid++;
+		r->cur = st->set;
+		publish(r);
+		snprintf(what, sizeof(what), "limit set %u", r->lsid);
+		break;
+	case ST_RULE_ADD:
+		r->ops++;
+		if (model_rule_find(&r->m, st->v6, st->a, st->len) >= 0) {
+			snprintf(what, sizeof(what), "refused: the prefix has a rule");
+			break;
+		}
+		memset(&mr, 0, sizeof(mr));
+		mr.v6 = st->v6;
+		memcpy(mr.a, st->a, 16);
+		mr.len = st->len;
+		mr.r = st->rule;
+		mr.r.id = model_free_rule_id(&r->m);
+		mr.r.lsid = r->next_lsid++;
+		if (mr.r.id >= MAX_IDS) {
+			snprintf(what, sizeof(what), "skipped: out of rule ids");
+			break;
+		}
+		if (real_rule_add(r, st, &mr.r)) {
+			fprintf(mismatch(r), "rule add: %s\n", strerror(errno));
+			bad = 1;
+			break;
+		}
+		model_rule_add(&r->m, &mr);
+		if (mr.r.id + 1 > r->ids)
+			r->ids = mr.r.id + 1;
+		if (!st->at_load)
+			publish(r);
+		snprintf(what, sizeof(what), "id %u, limit set %u", mr.r.id, mr.r.lsid);
+		break;
+	case ST_RULE_DEL:
+		r->ops++;
+		if (model_rule_del(&r->m, st->v6, st->a, st->len)) {
+			snprintf(what, sizeof(what), "refused: no rule for that prefix");
+			break;
+		}
+		if (real_rule_del(r, st)) {
+			fprintf(mismatch(r), "rule del: %s\n", strerror(errno));
+			bad = 1;
+			break;
+		}
+		publish(r);
+		break;
+	case ST_RESET:
+	case ST_CHARGE:
+		r->ops++;
+		want = st->kind == ST_RESET ? model_reset_address(&r->m, st->v6, st->a, st->n, &o) :
+					      model_charge_address(&r->m, st->v6, st->a, st->n, &o);
+		pre = free_slots(r, &o.ins);
+		got = st->kind == ST_RESET ? real_reset(r, st) : real_charge(r, st);
+		snprintf(what, sizeof(what), "%s%s",
+			 st->kind == ST_CHARGE && !want ? "refused: a rule allows or denies it" :
+							  reset_words[want],
+			 o.ins.kind == MW_KEY ? ", given a slot" : "");
+		if (got != want) {
+			fprintf(f = mismatch(r), "%s: model: %s; xdp-rl: %s\n",
+				st->kind == ST_RESET ? "reset" : "charge", reset_words[want],
+				got < 0 ? "failed" : reset_words[got]);
+			bad = 1;
+		}
+		break;
+	case ST_RESET_ALL: {
+		__u64 open = 0;
+
+		r->ops++;
+		model_reset_all(&r->m);
+		if (forget_all(&r->e.lim, &open)) {
+			fprintf(mismatch(r), "reset --all failed: %s\n", strerror(errno));
+			bad = 1;
+		}
+		break;
+	}
+	}
+	bad |= check_state(r, &o.ins, pre);
+	if (r->log) {
+		fprintf(r->log, "  %4d  %-15s ", i, time_str(before, a, sizeof(a)));
+		step_put(r->log, st);
+		fprintf(r->log, "%s%s\n", *what ? ": " : "", what);
+	}
+	if (bad) {
+		f = mismatch(r);
+		where_put(r, f, &o.at);
+		if (o.ins.kind == MW_KEY && memcmp(&o.ins, &o.at, sizeof(o.at)))
+			where_put(r, f, &o.ins);
+		fflush(f);
+	}
+	return bad;
+}
+
+/*
+ * Run @sc on a fresh program. Returns 0 if every step matched, 1 on a
+ * mismatch (r->bad_step, r->why), -1 if the program could not be loaded.
+ */
+static int run_scenario(struct run *r, const struct scenario *sc, FILE *log, int quiet,
+			__u64 *cover_to)
+{
+	int i, bad = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->sc = sc;
+	r->log = log;
+	r->cover = cover_to;
+	r->bad_step = -1;
+	r->ncpu = libbpf_num_possible_cpus();
+	if (run_load(r, quiet))
+		return -1;
+	model_init(&r->m,
+		   &(struct model_fixed){ sc->lo.bytes, sc->lo.v4_prefix, sc->lo.v6_prefix,
+					  sc->lo.layers },
+		   r->e.skel->bss->fake_now_ns);
+	r->lsid = TEST_LSID;
+	r->next_lsid = TEST_LSID + 1;
+	r->cur = sc->init;
+	if (log) {
+		fprintf(log, "  %4s  %-15s ", "", "t+0s");
+		scenario_head(log, sc);
+		fputc('\n', log);
+	}
+	/* Rules given at load go in first; the first settings publish their counts. */
+	for (i = 0; i < sc->n && sc->s[i].kind == ST_RULE_ADD && sc->s[i].at_load && !bad; i++)
+		bad = run_step(r, i);
+	if (!bad) {
+		publish(r);
+		r->step = i;
+		bad = check_state(r, &(struct model_where){ MW_NONE }, -1);
+	}
+	for (; i < sc->n && !bad; i++)
+		bad = run_step(r, i);
+	if (r->wf)
+		fflush(r->wf);
+	return bad ? 1 : 0;
+}
+
+/* ---- Shrinking ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Whether @sc still fails; *at: the step that did. */
+static int still_fails(const struct scenario *sc, int *at, int *tries)
+{
+	struct run r;
+	int res = run_scenario(&r, sc, NULL, 1, NULL);
+
+	*at = r.bad_step;
+	run_free(&r);
+	++*tries;
+	return res == 1;
+}
+
+/*
+ * Remove steps while the scenario still fails: chunks of half of it, then
+ * smaller, down to one step at a time, cutting what follows the failing
+ * step each time. Until @deadline.
+ */
+static void shrink(struct scenario *sc, int bad_step, double deadline, int *tries)
+{
+	struct scenario c;
+	int chunk, i, at, removed;
+
+	sc->n = bad_step + 1;
+	for (chunk = sc->n / 2 > 0 ? sc->n / 2 : 1; chunk > 0 && now_s() < deadline;) {
+		removed = 0;
+		for (i = 0; i < sc->n && now_s() < deadline;) {
+			c = scenario_copy(sc, sc->n);
+			memmove(&c.s[i], &c.s[i + chunk < c.n ? i + chunk : c.n],
+				(c.n - (i + chunk < c.n ? i + chunk : c.n)) * sizeof(*c.s));
+			c.n -= i + chunk < sc->n ? chunk : sc->n - i;
+			if (c.n > 0 && still_fails(&c, &at, tries)) {
+				scenario_free(sc);
+				*sc = c;
+				sc->n = at + 1;
+				removed = 1;
+			} else {
+				scenario_free(&c);
+				i += chunk;
+			}
+		}
+		if (chunk == 1 && !removed)
+			break;
+		if (chunk > 1)
+			chunk /= 2;
+	}
+}
+
+/* ---- The test ------------------------------------------------------------------- */
+
+static __u64 env_u64(const char *name, __u64 dflt, int *given)
+{
+	const char *s = getenv(name);
+	char *end;
+	__u64 v;
+
+	if (given)
+		*given = 0;
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end) {
+		fprintf(stderr, "model: %s='%s' is not a number; using %llu\n", name, s,
+			(unsigned long long)dflt);
+		return dflt;
+	}
+	if (given)
+		*given = 1;
+	return v;
+}
+
+/* Report a failing scenario, shrink it and print what is left. */
+static void report(__u64 seed, __u64 number, const struct scenario *sc, struct run *r)
+{
+	double shrink_s = env_u64("XDP_RL_MODEL_SHRINK_SECONDS", 90, NULL), t0 = now_s();
+	struct scenario small = scenario_copy(sc, sc->n);
+	struct run again;
+	int tries = 0, n0 = r->bad_step + 1;
+
+	printf("model: MISMATCH: seed %llu, scenario %llu, step %d (packet %d):\n",
+	       (unsigned long long)seed, (unsigned long long)number, r->bad_step, r->bad_packet);
+	printf("  ");
+	scenario_head(stdout, sc);
+	printf("\n  step %d: ", r->bad_step);
+	step_put(stdout, &sc->s[r->bad_step]);
+	printf("\n%s", r->why ? r->why : "");
+	printf("model: shrinking the %d steps up to the mismatch (at most %.0f s)...\n", n0,
+	       shrink_s);
+	fflush(stdout);
+	shrink(&small, r->bad_step, t0 + shrink_s, &tries);
+	printf("model: shrunk from %d steps to %d in %d runs, %.1f s; the scenario, step by step "
+	       "(as run again):\n",
+	       n0, small.n, tries, now_s() - t0);
+	if (run_scenario(&again, &small, stdout, 1, NULL) == 1)
+		printf("model: MISMATCH at step %d (packet %d):\n%s", again.bad_step,
+		       again.bad_packet, again.why ? again.why : "");
+	else
+		printf("model: (the shrunk scenario did not fail again when run once more)\n");
+	printf("model: reproduce with: make unit T=model MODEL_SEED=%llu MODEL_SCENARIO=%llu\n",
+	       (unsigned long long)seed, (unsigned long long)number);
+	run_free(&again);
+	scenario_free(&small);
+}
+
+UNIT_TEST(model)
+{
+	double seconds = env_u64("XDP_RL_MODEL_SECONDS", 20, NULL), t0 = now_s(), next_note;
+	__u64 seed, only, number, packets = 0, ops = 0, scenarios = 0, steps = 0;
+	int seeded, single, res = 0, mismatches = 0, i, verbose = !!getenv("XDP_RL_MODEL_VERBOSE");
+	cpu_set_t was, one;
+	struct scenario sc;
+	struct run r;
+
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (__u64)time(NULL) ^ ((__u64)getpid() << 32);
+	seed = env_u64("XDP_RL_MODEL_SEED", seed, &seeded);
+	only = env_u64("XDP_RL_MODEL_SCENARIO", 0, &single);
+	printf("model: seed %llu%s, %s%.0f s (XDP_RL_MODEL_SEED=%llu repeats this run)\n",
+	       (unsigned long long)seed, seeded ? " (given)" : "",
+	       single ? "one scenario, not " : "", seconds, (unsigned long long)seed);
+	/* One CPU: every packet and request runs on the CPU this thread is on. */
+	sched_getaffinity(0, sizeof(was), &was);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	next_note = t0 + 60;
+	for (number = single ? only : 0; !mismatches; number++) {
+		if (single ? number != only : now_s() - t0 >= seconds)
+			break;
+		gen_scenario(seed, number, &sc);
+		if (verbose)
+			printf("model: scenario %llu:\n", (unsigned long long)number);
+		res = run_scenario(&r, &sc, verbose ? stdout : NULL, scenarios > 0, cover);
+		if (res < 0) {
+			if (scenarios > 0)
+				UNIT_FAIL("model: load scenario %llu: %s",
+					  (unsigned long long)number, strerror(errno));
+			run_free(&r);
+			scenario_free(&sc);
+			break;
+		}
+		scenarios++;
+		cover[C_TURNOVER] += r.m.st.c[XDP_RL_STAT_NEW_WINDOWS];
+		packets += r.packets;
+		ops += r.ops;
+		steps += res ? r.bad_step + 1 : sc.n;
+		if (res) {
+			mismatches++;
+			report(seed, number, &sc, &r);
+		}
+		run_free(&r);
+		scenario_free(&sc);
+		if (now_s() >= next_note) {
+			printf("model: %.0f s: %llu scenarios, %llu packets, %llu operations\n",
+			       now_s() - t0, (unsigned long long)scenarios,
+			       (unsigned long long)packets, (unsigned long long)ops);
+			fflush(stdout);
+			next_note += 60;
+		}
+	}
+	sched_setaffinity(0, sizeof(was), &was);
+	if (res < 0 && !scenarios)
+		return; /* skipped, or a failure env_open reported */
+	printf("model: %llu scenarios, %llu steps, %llu packets, %llu operations in %.1f s "
+	       "(seed %llu)\n",
+	       (unsigned long long)scenarios, (unsigned long long)steps,
+	       (unsigned long long)packets, (unsigned long long)ops, now_s() - t0,
+	       (unsigned long long)seed);
+	printf("model: exercised:");
+	for (i = 0; i < C_NCOVER; i++)
+		printf("%s %s %llu", i ? "," : "", cover_names[i], (unsigned long long)cover[i]);
+	printf("\n");
+	ASSERT_EQ(
+		mismatches, 0,
+		"model: %llu scenarios, %llu packets, %llu operations (seed %llu): every verdict, "
+		"window and counter as the model says",
+		(unsigned long long)scenarios, (unsigned long long)packets, (unsigned long long)ops,
+		(unsigned long long)seed);
+}
