@@ -770,8 +770,9 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 	if (!s)
 		return 0;
 	mt_read_windows(mt, s, st);
-	for (i = 0; i < mt->layers; i++)
-		w[i] = table_win(&st[i]);
+	/* All of @w (XDP_RL_MAX_LAYERS): the layers past the table's are empty. */
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
 	return 1;
 }
 
@@ -915,7 +916,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			key_words(r, t, gone.a, gone.lsid, kw, sizeof(kw));
 			if (ins->kind == MW_KEY && ins->table == t && gone.lsid == ins->lsid &&
 			    !memcmp(gone.a, ins->a, 16)) {
-				fprintf(f = mismatch(r),
+				fprintf(mismatch(r),
 					"the model gave %s a slot; the table has "
 					"no such key\n",
 					kw);
@@ -923,27 +924,27 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				continue;
 			}
 			if (ins->kind != MW_KEY || ins->table != t) {
-				fprintf(f = mismatch(r),
+				fprintf(mismatch(r),
 					"%s left the table, but nothing was "
 					"inserted into it\n",
 					kw);
 				bad = 1;
 			} else if (++evicted > 1) {
-				fprintf(f = mismatch(r),
+				fprintf(mismatch(r),
 					"%s left the table: a second key gone "
 					"for one insert\n",
 					kw);
 				bad = 1;
 			} else if (!pairs_meet(r, t, &gone, ins)) {
 				key_words(r, t, ins->a, ins->lsid, kw2, sizeof(kw2));
-				fprintf(f = mismatch(r),
+				fprintf(mismatch(r),
 					"%s was evicted by %s, whose buckets "
 					"are not its own\n",
 					kw, kw2);
 				bad = 1;
 			} else if (pre_free > 0) {
 				key_words(r, t, ins->a, ins->lsid, kw2, sizeof(kw2));
-				fprintf(f = mismatch(r),
+				fprintf(mismatch(r),
 					"%s was evicted by %s, whose buckets "
 					"had %d empty slot(s)\n",
 					kw, kw2, pre_free);
@@ -961,8 +962,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			if (model_find(&r->m, t, a, lsid))
 				continue;
 			key_words(r, t, a, lsid, kw, sizeof(kw));
-			fprintf(f = mismatch(r), "the table holds %s, which the model does not\n",
-				kw);
+			fprintf(mismatch(r), "the table holds %s, which the model does not\n", kw);
 			bad = 1;
 		}
 		for (i = 0; i < ks->n; i++) {
@@ -1009,7 +1009,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		c = stats_checked[i];
 		if (st.c[c] == r->m.st.c[c])
 			continue;
-		fprintf(f = mismatch(r), "counter %s: model %llu, program %llu\n", stat_names[c],
+		fprintf(mismatch(r), "counter %s: model %llu, program %llu\n", stat_names[c],
 			(unsigned long long)r->m.st.c[c], (unsigned long long)st.c[c]);
 		bad = 1;
 	}
@@ -1024,7 +1024,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		}
 		if (!memcmp(&sum, &r->m.hits[id], sizeof(sum)))
 			continue;
-		fprintf(f = mismatch(r),
+		fprintf(mismatch(r),
 			"rule id %u's counters: model hits %llu dropped %llu would_drop %llu, "
 			"program %llu %llu %llu\n",
 			id, (unsigned long long)r->m.hits[id].packets,
@@ -1306,7 +1306,7 @@ static int run_step(struct run *r, int i)
 		if (r->cover)
 			cover_packet(r, &o);
 		if (got != o.xdp) {
-			fprintf(f = mismatch(r), "verdict: model %s (%s), program %s\n",
+			fprintf(mismatch(r), "verdict: model %s (%s), program %s\n",
 				xdp_word(o.xdp), why, got < 0 ? strerror(-got) : xdp_word(got));
 			bad = 1;
 		}
@@ -1379,7 +1379,7 @@ static int run_step(struct run *r, int i)
 							  reset_words[want],
 			 o.ins.kind == MW_KEY ? ", given a slot" : "");
 		if (got != want) {
-			fprintf(f = mismatch(r), "%s: model: %s; xdp-rl: %s\n",
+			fprintf(mismatch(r), "%s: model: %s; xdp-rl: %s\n",
 				st->kind == ST_RESET ? "reset" : "charge", reset_words[want],
 				got < 0 ? "failed" : reset_words[got]);
 			bad = 1;
