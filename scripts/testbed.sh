@@ -15,7 +15,7 @@ set -euo pipefail
 
 cmd=${1:-}
 tag=${2:-}
-[ -n "$cmd" ] && [ -n "$tag" ] || { echo "usage: $0 up|down TAG" >&2; exit 2; }
+{ [ -n "$cmd" ] && [ -n "$tag" ]; } || { echo "usage: $0 up|down TAG" >&2; exit 2; }
 [ ${#tag} -le 12 ] || { echo "testbed.sh: TAG '$tag' is longer than 12 characters" >&2; exit 2; }
 
 tx=$tag-tx rx=$tag-rx a=$tag-a b=$tag-b
