@@ -88,9 +88,23 @@ int unit_strstr(const char *file, int line, const char *ea, const char *eb, cons
 	unit_cmp(__FILE__, __LINE__, #a, #b, UNIT_GT, UNIT_VAL(a), UNIT_VAL(b), __VA_ARGS__)
 #define ASSERT_GE(a, b, ...) \
 	unit_cmp(__FILE__, __LINE__, #a, #b, UNIT_GE, UNIT_VAL(a), UNIT_VAL(b), __VA_ARGS__)
-/* Truth: any scalar (a pointer too). */
-#define ASSERT_TRUE(c, ...)  unit_true(__FILE__, __LINE__, #c, 1, !!(c), __VA_ARGS__)
-#define ASSERT_FALSE(c, ...) unit_true(__FILE__, __LINE__, #c, 0, !!(c), __VA_ARGS__)
+/*
+ * Truth: any scalar (a pointer too). Each returns what unit_true does (1 when
+ * the assertion holds), computed here from @c so that the static analyzer
+ * sees that after `if (ASSERT_TRUE(p, ...))` p is not NULL.
+ */
+#define ASSERT_TRUE(c, ...)                                                 \
+	({                                                                  \
+		int unit_c_ = !!(c);                                        \
+		unit_true(__FILE__, __LINE__, #c, 1, unit_c_, __VA_ARGS__); \
+		unit_c_;                                                    \
+	})
+#define ASSERT_FALSE(c, ...)                                                \
+	({                                                                  \
+		int unit_c_ = !!(c);                                        \
+		unit_true(__FILE__, __LINE__, #c, 0, unit_c_, __VA_ARGS__); \
+		!unit_c_;                                                   \
+	})
 /* Strings, either of which may be NULL (equal only to NULL). */
 #define ASSERT_STREQ(a, b, ...) unit_streq(__FILE__, __LINE__, #a, #b, a, b, __VA_ARGS__)
 /* String @a contains @b. */
