@@ -385,6 +385,8 @@ static int tmp_open(struct tmp *t)
 {
 	const char *base = getenv("TMPDIR");
 
+	/* cppcheck takes this write into t->dir for a read of the caller's unset t. */
+	/* cppcheck-suppress ctuuninitvar */
 	snprintf(t->dir, sizeof(t->dir), "%s/xdp-rl-unit.XXXXXX", base && *base ? base : "/tmp");
 	if (!mkdtemp(t->dir)) {
 		UNIT_FAIL("%s: mkdtemp %s: %s", unit_name(), t->dir, strerror(errno));
@@ -412,10 +414,12 @@ static const char *tmp_file(struct tmp *t, const char *name, const char *text)
 
 	snprintf(t->path, sizeof(t->path), "%s/%s", t->dir, name);
 	f = fopen(t->path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
+	if (!f || fputs(text, f) < 0) {
 		UNIT_FAIL("%s: write %s: %s", unit_name(), t->path, strerror(errno));
 		if (f)
 			fclose(f);
+	} else if (fclose(f)) { /* a failed fclose has closed it all the same */
+		UNIT_FAIL("%s: write %s: %s", unit_name(), t->path, strerror(errno));
 	}
 	return t->path;
 }
