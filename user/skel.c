@@ -6,9 +6,21 @@
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#if __has_include(<bpf/libbpf_version.h>) /* older libbpf has none */
+#include <bpf/libbpf_version.h>
+#endif
 
 #include "skel.h"
 #include "xdp_rl.skel.h"
+
+/*
+ * libbpf 1.0 or later (HACKING.md): its way of returning errors (a negative
+ * errno, or NULL and errno), bpf_prog_test_run_opts, LIBBPF_OPTS and
+ * bpf_link_create's options are what xdp-rl is written against.
+ */
+#if !defined(LIBBPF_MAJOR_VERSION) || LIBBPF_MAJOR_VERSION < 1
+#error "xdp-rl needs libbpf 1.0 or later (Debian 12's libbpf-dev is 1.1): see HACKING.md"
+#endif
 
 /* The aggregate tables (--on-table-full aggregate): an eighth, at least 1024. */
 #define AGG_MIN_SOURCES 1024
