@@ -765,6 +765,7 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 	struct xdp_rl_slot *s;
 	__u32 k[4], i;
 
+	memset(w, 0, XDP_RL_MAX_LAYERS * sizeof(*w));
 	key_k(a, k);
 	s = mt_find(mt, k, lsid);
 	if (!s)
@@ -899,7 +900,6 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 	char kw[160], kw2[160];
 	int t, i, evicted, bad = 0, c;
 	__u32 k[4], lsid, n, room = r->sc->lo.layers, zero = 0, id;
-	FILE *f;
 
 	for (t = 0; t < MODEL_TABLES; t++) {
 		struct mtable *mt = run_table(r, t);
@@ -978,8 +978,8 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				continue;
 			key_words(r, t, mk->a, mk->lsid, kw, sizeof(kw));
 			n = model_limit_set(&r->m, mk->lsid, &lay);
-			fprintf(f = mismatch(r), "windows of %s differ:\n", kw);
-			windows_put(f, "    ", mk->w, tw, room, lay, n, r->m.now);
+			fprintf(mismatch(r), "windows of %s differ:\n", kw);
+			windows_put(mismatch(r), "    ", mk->w, tw, room, lay, n, r->m.now);
 			bad = 1;
 		}
 	}
@@ -992,15 +992,16 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				break;
 		if (i == XDP_RL_MAX_LAYERS)
 			continue;
-		fprintf(f = mismatch(r), "the shared budget of rule id %u differs:\n", id);
-		windows_put(f, "    ", r->m.shared[id], tw, XDP_RL_MAX_LAYERS, NULL, 0, r->m.now);
+		fprintf(mismatch(r), "the shared budget of rule id %u differs:\n", id);
+		windows_put(mismatch(r), "    ", r->m.shared[id], tw, XDP_RL_MAX_LAYERS, NULL, 0,
+			    r->m.now);
 		bad = 1;
 	}
 	if (!bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.newsrc), &zero, &ns)) {
 		nw = table_win(&ns);
 		if (nw.start != r->m.newsrc.start || nw.count != r->m.newsrc.count) {
-			fprintf(f = mismatch(r), "the --new-sources window differs:\n");
-			windows_put(f, "    ", &r->m.newsrc, &nw, 1, NULL, 0, r->m.now);
+			fprintf(mismatch(r), "the --new-sources window differs:\n");
+			windows_put(mismatch(r), "    ", &r->m.newsrc, &nw, 1, NULL, 0, r->m.now);
 			bad = 1;
 		}
 	}
