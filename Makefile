@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
 # xdp-rl: one entry point.
-#   make            build build/xdp-rl (the BPF object is embedded)
+#   make            build build/xdp-rl (the BPF object is embedded); installs nothing
 #   make test       unit tables (BPF_PROG_TEST_RUN) and netns end-to-end tests
+#   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
 #   make demo       a flood against a well-behaved source, in namespaces
 #   make bench      per-packet cost and memory (see README)
 #   make install    copy xdp-rl to $(PREFIX)/sbin
@@ -68,15 +69,39 @@ UNIT_BIN   := $(BUILD)/test_prog
 
 all: $(BIN)
 
-# Build dependencies are checked, not assumed: scripts/deps.sh installs them.
+# Dependencies are checked, not assumed. A build (make, make unit, ...)
+# checks what it needs and stops, naming what is missing; it never installs.
+# The goals below run scripts/deps.sh first, which installs what is missing
+# (every package: build, tests, lint), as root.
+INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-%
+ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
+DEPS_OK := deps
+else
 DEPS_OK := $(BUILD)/.deps-ok
-$(DEPS_OK): scripts/deps.sh
+endif
+$(BUILD)/.deps-ok: scripts/deps.sh
 	$(Q)mkdir -p $(BUILD)
-	$(Q)scripts/deps.sh --check >/dev/null 2>&1 || scripts/deps.sh
+	$(Q)m=$$(scripts/deps.sh --check --build) || { \
+		echo "make: cannot build: Debian packages missing ($${m#missing: })." >&2; \
+		echo "make: install them with 'sudo make deps' (or 'sudo scripts/deps.sh')." >&2; \
+		exit 1; }
 	$(Q)touch $@
 
 deps:
 	$(Q)scripts/deps.sh
+
+# Minimum kernel: 6.1. The program calls bpf_ktime_get_tai_ns (the clock of
+# --aligned windows, a live setting), which older kernels refuse at load.
+# The build host may not be the target, so an older one is only warned
+# about; the minimum libbpf (1.0) is checked by the compiler (user/skel.c).
+KERNEL_MIN     := 6.1
+KERNEL_RELEASE ?= $(shell uname -r)
+ifeq ($(MAKELEVEL),0)
+ifneq ($(firstword $(shell printf '%s\n' $(KERNEL_MIN) $(KERNEL_RELEASE) | sort -V)),$(KERNEL_MIN))
+$(warning this kernel ($(KERNEL_RELEASE)) is older than $(KERNEL_MIN): xdp-rl builds, \
+  but its program needs Linux $(KERNEL_MIN) or later to load)
+endif
+endif
 
 $(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) include/xdp_rl.h | $(DEPS_OK)
 	$(call msg,CLANG,$@)

@@ -1,17 +1,43 @@
 #!/usr/bin/env bash
-# Install every build, test and demo dependency of xdp-rl from Debian packages.
-# Idempotent: packages already present are left alone.
-#   scripts/deps.sh           install what is missing (needs root)
-#   scripts/deps.sh --check   exit 1 if something is missing, install nothing
+# Install every build, test, demo and lint dependency of xdp-rl from Debian
+# packages. Idempotent: packages already present are left alone.
+#   scripts/deps.sh                   install what is missing (needs root)
+#   scripts/deps.sh --check           exit 1 if something is missing, install nothing
+#   scripts/deps.sh --check --build   the same, for what `make` needs to build only
+# `make` checks (--check --build) and never installs; `make deps`, `make test`,
+# `make demo` and `make lint` run this first (see HACKING.md).
 set -euo pipefail
 
-PKGS=(
+# What `make` needs to build build/xdp-rl and the unit tests.
+BUILD_PKGS=(
 	make clang llvm gcc libc6-dev pkg-config
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
-	bpftool iproute2 libcap2-bin util-linux procps
+	bpftool
+)
+# The tests, the demo and the bench.
+RUN_PKGS=(
+	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool
 )
+# make lint: clang-tools gives scan-build (a perl script), git the file list.
+LINT_PKGS=(
+	clang-format clang-tools perl cppcheck shellcheck git
+)
+
+check=0 build=0
+for a in "$@"; do
+	case $a in
+	--check) check=1 ;;
+	--build) build=1 ;;
+	*) echo "usage: $0 [--check [--build]]" >&2; exit 2 ;;
+	esac
+done
+if [ "$build" -eq 1 ]; then
+	PKGS=("${BUILD_PKGS[@]}")
+else
+	PKGS=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}" "${LINT_PKGS[@]}")
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -19,7 +45,7 @@ for p in "${PKGS[@]}"; do
 		missing+=("$p")
 done
 
-if [ "${1:-}" = "--check" ]; then
+if [ "$check" -eq 1 ]; then
 	[ ${#missing[@]} -eq 0 ] || { echo "missing: ${missing[*]}"; exit 1; }
 	exit 0
 fi
@@ -27,7 +53,7 @@ fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: these packages are missing: ${missing[*]}" >&2
-	echo "deps.sh: run 'sudo scripts/deps.sh' (or 'sudo make ...') to install them" >&2
+	echo "deps.sh: run 'sudo scripts/deps.sh' (or 'sudo make deps') to install them" >&2
 	exit 1
 fi
 echo "deps.sh: installing ${missing[*]}"
