@@ -203,12 +203,15 @@ unit: $(UNIT_USER_BIN) $(UNIT_BIN)
 model-test: $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit T=model MODEL_SECONDS=$(or $(MODEL_SECONDS),600)
 
+# The e2e tests run this build's binaries (build/san's with SANITIZE=1).
+E2E_ENV := XDP_RL_BUILD=$(abspath $(BUILD))
+
 e2e: $(BIN) $(FAULT_BIN)
-	$(Q)$(PYTHON) -m pytest -q tests/e2e
+	$(Q)$(E2E_ENV) $(PYTHON) -m pytest -q tests/e2e
 
 # Every kill point of every change (make test kills a sample of them).
 crash-test: $(BIN) $(FAULT_BIN)
-	$(Q)XDP_RL_CRASH_ALL=1 $(PYTHON) -m pytest -q tests/e2e/test_crash.py
+	$(Q)$(E2E_ENV) XDP_RL_CRASH_ALL=1 $(PYTHON) -m pytest -q tests/e2e/test_crash.py
 
 demo: $(BIN)
 	$(Q)scripts/demo.sh $(BIN)

@@ -21,7 +21,9 @@ import subprocess
 import time
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.path.join(ROOT, "build", "xdp-rl")
+# The build folder under test: make passes its own (build/san with SANITIZE=1).
+BUILD = os.environ.get("XDP_RL_BUILD") or os.path.join(ROOT, "build")
+BIN = os.path.join(BUILD, "xdp-rl")
 TESTBED = os.path.join(ROOT, "scripts", "testbed.sh")
 SENDPKTS = os.path.join(ROOT, "scripts", "sendpkts.py")
 PY = "/usr/bin/python3"

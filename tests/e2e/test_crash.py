@@ -31,7 +31,7 @@ import pytest
 import rlbed
 from rlbed import run
 
-FAULTS = os.path.join(rlbed.ROOT, "build", "xdp-rl-faults")
+FAULTS = os.path.join(rlbed.BUILD, "xdp-rl-faults")
 ALL = os.environ.get("XDP_RL_CRASH_ALL") == "1"
 SAMPLE = 9      # kill points per change in a bounded run
 
