@@ -2,7 +2,8 @@
 #
 # xdp-rl: one entry point.
 #   make            build build/xdp-rl (the BPF object is embedded); installs nothing
-#   make test       unit tables (BPF_PROG_TEST_RUN) and netns end-to-end tests
+#   make test       unit tables (BPF_PROG_TEST_RUN) and netns end-to-end tests, then
+#                   the unit tests again with SANITIZE=1, then make lint
 #   make lint       clang-format check, scan-build, cppcheck, shellcheck, layers
 #   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
 #   make demo       a flood against a well-behaved source, in namespaces
@@ -176,7 +177,14 @@ $(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
 
 -include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d) $(UNIT_USER_OBJ:.o=.d)
 
+# make test: the suite, then the user-space code again under ASan and UBSan
+# (the unit tests with SANITIZE=1; test_prog's need root, as the suite's
+# do), then make lint. CI runs this (.ci/run).
 test: unit e2e
+ifneq ($(SANITIZE),1)
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
+endif
+	$(Q)$(MAKE) --no-print-directory lint
 
 # make unit: test_user, then test_prog (both run; it fails if either fails).
 # T=NAME (or T="NAME NAME", T=NAME,NAME) runs those tests alone, each in the
