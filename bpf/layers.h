@@ -44,6 +44,41 @@ static __always_inline void layers_undo(struct xdp_rl_state *st, const struct ch
 }
 
 /*
+ * layers_exhausted - the layer at which charging @inc would refuse the
+ * packet and change no count but that layer's own: the first whose window
+ * is open with no budget left (count >= limit), every layer before it open
+ * and able to admit the packet (so the full charge would reach it, be
+ * refused there, and take back every charge before it). The packet is
+ * refused at once, its drop counted apart (hot.h). Read only: returns the
+ * layer, with its window's generation in *gen, or -1 for the full charge.
+ */
+static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
+					    const struct xdp_rl_layer *lay, __u32 n,
+					    const struct window_clock *clk, __u64 inc, __u64 *gen)
+{
+	__u64 e, c;
+	int i;
+
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if ((__u32)i >= n || (__u32)i >= room)
+			break;
+		e = READ_ONCE(st[i].start_gen);
+		if (xdp_rl_window_over(e, clk->now, lay[i].window_ns))
+			return -1;
+		c = READ_ONCE(st[i].count_gen);
+		if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e))
+			return -1;
+		if (xdp_rl_count(c) >= lay[i].limit) {
+			*gen = xdp_rl_gen_of_count(c);
+			return i;
+		}
+		if (xdp_rl_count(c) + inc > lay[i].limit)
+			return -1;
+	}
+	return -1;
+}
+
+/*
  * layers_charge - charge @inc to the first @n layers of @st (which has room
  * for @room) with the limits in @lay, and take back the charges of the
  * layers before one that refuses. Returns whether the packet passes; @ch

@@ -21,6 +21,8 @@ const volatile __be32 cfg_v6_mask[4] = { 0xffffffff, 0xffffffff, 0, 0 };
 const volatile __u64 cfg_seed = 0; /* the tables' hash key */
 /* Buckets in src4, src6, agg4 and agg6 (the maps' max_entries), in that order. */
 const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
+/* Where each table's windows (and the shared budgets') begin in `drops` (enum xdp_rl_table). */
+const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
@@ -121,6 +123,26 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xdp_rl_layers);
 } shared SEC(".maps");
+
+/*
+ * Drops of windows with no budget left (include/xdp_rl.h, bpf/hot.h): a word
+ * per window, moved there from each CPU's `hot` entries. xdp-rl sizes it
+ * before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_RL_HOT_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_hot);
+} hot SEC(".maps");
 
 /*
  * Room per CPU for what the general path hands to charge() (struct

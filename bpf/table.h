@@ -133,12 +133,14 @@ static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct
 }
 
 /*
- * The slot of @key in bucket @b of @map (one window per slot), or NULL: an
+ * The slot of @key in bucket @b of @map (one window per slot), its index in
+ * *index, or NULL: an
  * early exit per slot, for the fast path, whose paths do not go on to the
  * general path's charge (there, bucket_match keeps to one path).
  */
 static __always_inline struct xdp_rl_slot *bucket_find(void *map, __u32 b, const int v6,
-						       const struct table_key *key, __u64 tag)
+						       const struct table_key *key, __u64 tag,
+						       __u32 *index)
 {
 	struct xdp_rl_slot *s;
 	void *bk;
@@ -149,8 +151,10 @@ static __always_inline struct xdp_rl_slot *bucket_find(void *map, __u32 b, const
 		return NULL;
 	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
 		s = bk + j * xdp_rl_slot_size(v6, 1);
-		if (READ_ONCE(s->tag) == tag && (!v6 || slot_key_is(s, key)))
+		if (READ_ONCE(s->tag) == tag && (!v6 || slot_key_is(s, key))) {
+			*index = b * XDP_RL_BUCKET_SLOTS + j;
 			return s;
+		}
 	}
 	return NULL;
 }

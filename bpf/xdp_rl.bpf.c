@@ -21,6 +21,7 @@
 #include "window.h"
 #include "table.h"
 #include "layers.h"
+#include "hot.h"
 
 enum verdict {
 	V_PASS,
@@ -163,6 +164,9 @@ __noinline __u64 new_source_take(const struct xdp_rl_layer *cap, const struct wi
 	w = bpf_map_lookup_elem(&newsrc, &zero);
 	if (!w)
 		return NEW_FREE;
+	/* A spoofed flood hits the cap on every CPU: past it, refused on a read (hot.h). */
+	if (window_exhausted(w, clk->now, cap->window_ns, cap->limit, &gen))
+		return NEW_REFUSED;
 	if (window_hit(w, clk, cap->window_ns, 1, &op, &gen) > cap->limit)
 		return NEW_REFUSED;
 	return gen;
@@ -281,10 +285,10 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 {
 	struct xdp_rl_slot *slot = NULL;
 	struct xdp_rl_state *s = NULL;
-	__u32 room = cfg_layers, id;
+	__u32 room = cfg_layers, id = 0;
 	struct charge ch;
-	__u64 opened = 0;
-	int pass;
+	__u64 opened = 0, gen;
+	int pass, j;
 
 	if (!r || !lim || !st || !decided)
 		return V_PASS;
@@ -310,6 +314,18 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 #undef TABLE_STATES
 	if (!s)
 		return V_PASS;
+	/* A window with no budget left refuses the packet on a read (hot.h). */
+	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen);
+	if (j >= 0) {
+		if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
+			*decided = V_LIMIT;
+			return V_LOST;
+		}
+		hot_drop(xdp_rl_hot_id(r->t, r->t == T_SHARED ? id : at_index(r->at), j, gen), r->inc);
+		if (slot)
+			slot_touch(slot, r->pos.tick);
+		return V_LIMIT;
+	}
 	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
@@ -422,26 +438,36 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	struct table_pos pos;
 	struct xdp_rl_state *w;
 	struct xdp_rl_slot *s;
-	__u64 jiffies, r, e;
+	__u64 jiffies, now, r, e, c;
+	__u32 index;
 
 	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4))
 		return V_SLOW;
 	table_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
-	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag);
+	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);
 	if (!s)
-		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag);
+		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag, &index);
 	if (!s)
 		return V_SLOW;
 	w = slot_states(s, v6);
 	jiffies = clock_ticks();
+	now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
 	e = READ_ONCE(w->start_gen);
-	if (xdp_rl_window_over(
-		    e, clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns),
-		    live->layer[0].window_ns))
+	if (xdp_rl_window_over(e, now, live->layer[0].window_ns))
 		return V_SLOW;
+	/* No budget left: refused on a read, no write to the shared line (hot.h). */
+	c = READ_ONCE(w->count_gen);
+	if (xdp_rl_count(c) >= live->layer[0].limit &&
+	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
+		if (READ_ONCE(s->tag) != pos.tag)
+			return V_SLOW;
+		hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc);
+		slot_touch(s, jiffies);
+		return V_LIMIT;
+	}
 	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
-	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT ||
-	    xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) || READ_ONCE(s->tag) != pos.tag) {
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) ||
+	    READ_ONCE(s->tag) != pos.tag) {
 		window_undo(w, xdp_rl_gen_of_count(r), inc);
 		return V_SLOW;
 	}

@@ -49,7 +49,9 @@ enum xdp_rl_map_kind {
 	X(AGG6, agg6, XDP_RL_KEEP_TABLE)			\
 	X(NEWSRC, newsrc, XDP_RL_KEEP)				\
 	X(LOCKS, locks, XDP_RL_KEEP)				\
-	X(SCRATCH, scratch, XDP_RL_NEW)
+	X(SCRATCH, scratch, XDP_RL_NEW)				\
+	X(DROPS, drops, XDP_RL_KEEP_TABLE)			\
+	X(HOT, hot, XDP_RL_KEEP_TABLE)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -291,6 +293,51 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
 
 /* The longest window xdp-rl takes (366 days). */
 #define XDP_RL_WINDOW_MAX_NS (366ULL * 24 * 3600 * 1000000000ULL)
+
+/* ---- Drops of a window with no budget left --------------------------------- */
+
+/*
+ * A packet of a source whose window has no budget left (count >= limit) is
+ * dropped without a write to memory other CPUs write: the count stays, and
+ * the drop is counted per CPU in the `hot` map (a per-CPU array of
+ * XDP_RL_HOT_ENTRIES struct xdp_rl_hot, direct-mapped by window), moved to
+ * the window's word in the `drops` map (one __u64 per window: its
+ * generation in the top 16 bits, drops below, in packets or bytes as the
+ * count) when XDP_RL_HOT_FLUSH packets have gathered, or when another
+ * window needs the entry (bpf/hot.h). What a
+ * window has been offered is its count, plus the drops in its word while it
+ * names the same generation, plus what each CPU holds for it.
+ */
+#define XDP_RL_HOT_ENTRIES	1024
+#define XDP_RL_HOT_FLUSH	256
+#define XDP_RL_DROPS_BITS	48
+#define XDP_RL_DROPS_MASK	((1ULL << XDP_RL_DROPS_BITS) - 1)
+
+struct xdp_rl_hot {
+	__u64 id;	/* xdp_rl_hot_id of the window whose drops these are; 0: none */
+	__u64 drops;	/* packets, or bytes with --bytes */
+	__u64 n;	/* packets: moved to the window's word at XDP_RL_HOT_FLUSH */
+};
+
+/* The window of layer @layer of slot @index of table @table (a rule id for XDP_RL_T_SHARED), generation @gen. */
+XDP_RL_INLINE __u64 xdp_rl_hot_id(__u32 table, __u32 index, __u32 layer, __u64 gen)
+{
+	return ((__u64)(table * XDP_RL_MAX_LAYERS + layer + 1) << 48) | ((__u64)index << 16) |
+	       (gen & 0xffff);
+}
+
+/* Its entry in each CPU's hot array: by window, whatever its generation. */
+XDP_RL_INLINE __u32 xdp_rl_hot_entry(__u64 id)
+{
+	return xdp_rl_mix(id >> 16) & (XDP_RL_HOT_ENTRIES - 1);
+}
+
+/* The `drops` map: each table's windows, then the shared budgets', in the order of enum xdp_rl_table. */
+XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 index, __u32 layer,
+				       __u32 room)
+{
+	return base[table] + (__u64)index * room + layer;
+}
 
 /* ---- Settings ---------------------------------------------------------- */
 

@@ -81,6 +81,8 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 		if (src->has_rule)
 			json_str(j, "rule", rule);
 		json_u64(j, "count", src->count[0]);
+		/* Drops past the limit are counted per CPU: see README, "A flood from one source". */
+		json_u64(j, "count_error_max_packets", src->count_error_packets[0]);
 		json_u64(j, "limit", src->lay[0].limit);
 		json_str(j, "unit", limiter_unit(l));
 		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[0]));

@@ -92,6 +92,13 @@ struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid
 	return NULL;
 }
 
+__u64 mt_index(const struct mtable *t, const struct xdp_rl_slot *s)
+{
+	size_t off = (const char *)s - (const char *)t->mem;
+
+	return off / t->bucket_size * XDP_RL_BUCKET_SLOTS + off % t->bucket_size / t->slot_size;
+}
+
 void mt_read_windows(const struct mtable *t, struct xdp_rl_slot *s, struct xdp_rl_state *w)
 {
 	struct xdp_rl_state *src = mt_windows(t, s);

@@ -41,6 +41,8 @@ struct xdp_rl_state *mt_windows(const struct mtable *t, struct xdp_rl_slot *s);
 
 /* The live slot of @k under limit set @lsid (as the datapath keys it), or NULL. */
 struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid);
+/* The index of slot @s in @t (what the program calls it: bucket * XDP_RL_BUCKET_SLOTS + slot). */
+__u64 mt_index(const struct mtable *t, const struct xdp_rl_slot *s);
 /* A copy of @s's windows (t->layers of them), read whole, each word atomically. */
 void mt_read_windows(const struct mtable *t, struct xdp_rl_slot *s, struct xdp_rl_state *w);
 

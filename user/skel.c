@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* skel.c - the embedded XDP program, made ready to load (see skel.h). */
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -63,6 +64,7 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	__u32 buckets[] = { xdp_rl_buckets(f->max_sources), xdp_rl_buckets(f->max_sources),
 			    xdp_rl_buckets(agg), xdp_rl_buckets(agg) };
 	__u32 *cfg_buckets = (__u32 *)skel->rodata->cfg_buckets;
+	__u64 *drops_base = (__u64 *)skel->rodata->cfg_drops_base, ndrops = 0;
 	__be32 m6[4], m4;
 	size_t i;
 
@@ -80,8 +82,18 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 						    xdp_rl_slot_size(i & 1, f->max_layers)) ||
 		    bpf_map__set_max_entries(tables[i], buckets[i]))
 			return -1;
+		/* A drop word per window of every slot (bpf/hot.h)... */
+		drops_base[i] = ndrops;
+		ndrops += (__u64)buckets[i] * XDP_RL_BUCKET_SLOTS * f->max_layers;
 	}
-	return 0;
+	/* ... and of every shared budget. */
+	drops_base[XDP_RL_T_SHARED] = ndrops;
+	ndrops += (__u64)XDP_RL_MAX_RULES * XDP_RL_MAX_LAYERS;
+	if (ndrops > 0xffffffffULL) {
+		errno = E2BIG;
+		return -1;
+	}
+	return bpf_map__set_max_entries(skel->maps.drops, ndrops);
 }
 
 int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live)

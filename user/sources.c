@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
 #include "admin.h"
@@ -92,6 +95,145 @@ int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *se
 	set->n = r->rule.nlayers;
 	set->lay = r->rule.layer;
 	return 1;
+}
+
+/* ---- drops of windows with no budget left (bpf/hot.h) ------------------------------ */
+
+/*
+ * The drop words of a limiter (mapped) and what each CPU holds in its hot
+ * entries (read once: a command is short), for the windows shown.
+ */
+struct drops_view {
+	const struct limiter *l;
+	__u64 *words;
+	size_t len, nwords;
+	__u64 base[XDP_RL_T_SHARED + 1];
+	struct xdp_rl_hot *pending;	/* every CPU's entries, summed by window, sorted */
+	size_t npending;
+};
+
+static int by_hot_id(const void *a, const void *b)
+{
+	const struct xdp_rl_hot *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct drops_view dv;
+
+void drops_forget(void)
+{
+	if (dv.words)
+		munmap(dv.words, dv.len);
+	free(dv.pending);
+	memset(&dv, 0, sizeof(dv));
+}
+
+/* The view of @l's drops, made on first use; NULL if they cannot be read. */
+static const struct drops_view *drops_of_limiter(const struct limiter *l)
+{
+	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), k;
+	struct xdp_rl_hot *per;
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 n = 0;
+	size_t i;
+
+	if (dv.l == l && dv.words)
+		return &dv;
+	drops_forget();
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(l->fd[tables[i]], &info, &len))
+			return NULL;
+		dv.base[i] = n;
+		n += (__u64)info.max_entries * XDP_RL_BUCKET_SLOTS * l->cfg.fixed.max_layers;
+	}
+	dv.base[XDP_RL_T_SHARED] = n;
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(l->fd[PIN_DROPS], &info, &len) ||
+	    info.max_entries < n + XDP_RL_MAX_RULES * XDP_RL_MAX_LAYERS)
+		return NULL;
+	dv.nwords = info.max_entries;
+	dv.len = (dv.nwords * sizeof(__u64) + page - 1) / page * page;
+	dv.words = mmap(NULL, dv.len, PROT_READ, MAP_SHARED, l->fd[PIN_DROPS], 0);
+	if (dv.words == MAP_FAILED) {
+		dv.words = NULL;
+		return NULL;
+	}
+	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
+	dv.pending = calloc((size_t)XDP_RL_HOT_ENTRIES * (ncpu > 0 ? ncpu : 1), sizeof(*dv.pending));
+	per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
+	for (k = 0; dv.pending && per && k < XDP_RL_HOT_ENTRIES; k++) {
+		if (bpf_map_lookup_elem(l->fd[PIN_HOT], &k, per))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			if (per[c].id && per[c].drops)
+				dv.pending[dv.npending++] = per[c];
+	}
+	if (dv.npending) {
+		qsort(dv.pending, dv.npending, sizeof(*dv.pending), by_hot_id);
+		for (i = 1, n = 0; i < dv.npending; i++) {
+			if (dv.pending[i].id == dv.pending[n].id)
+				dv.pending[n].drops += dv.pending[i].drops;
+			else
+				dv.pending[++n] = dv.pending[i];
+		}
+		dv.npending = n + 1;
+	}
+	free(per);
+	dv.l = l;
+	return &dv;
+}
+
+/*
+ * The drops of window @gen of layer @layer of slot @index in table @t,
+ * counted apart from its count (bpf/hot.h): its word's, while it names that
+ * generation, and the CPUs' pending ones. Read while the window may still
+ * be flooded, the sum is off by at most XDP_RL_HOT_FLUSH per CPU (a CPU's
+ * drops moving to the word between the two reads).
+ */
+__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen)
+{
+	const struct drops_view *d = drops_of_limiter(l);
+	__u32 room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : l->cfg.fixed.max_layers;
+	__u64 id = xdp_rl_hot_id(t, index, layer, gen), k, w, n = 0;
+
+	if (!d)
+		return 0;
+	k = xdp_rl_drops_index(d->base, t, index, layer, room);
+	if (k < d->nwords) {
+		w = __atomic_load_n(&d->words[k], __ATOMIC_RELAXED);
+		if (w >> XDP_RL_DROPS_BITS == (gen & 0xffff))
+			n += w & XDP_RL_DROPS_MASK;
+	}
+	if (d->npending) {
+		struct xdp_rl_hot probe = { .id = id }, *p;
+
+		p = bsearch(&probe, d->pending, d->npending, sizeof(probe), by_hot_id);
+		if (p)
+			n += p->drops;
+	}
+	return n;
+}
+
+/* Add to @src's open windows (from @st) the drops counted apart from their counts. */
+static void source_add_drops(const struct limiter *l, struct source *src,
+			     const struct xdp_rl_state *st, __u32 t, __u64 index)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 i;
+
+	for (i = 0; st && i < src->nlayers; i++) {
+		if (!src->count[i] || src->count[i] < src->lay[i].limit)
+			continue;
+		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
+		src->count_error_packets[i] = (__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
+	}
 }
 
 /* ---- windows as shown ------------------------------------------------------------ */
@@ -195,6 +337,7 @@ int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
 			continue;
 		mt_read_windows(&t, s, win.layer);
 		source_from(&src, id, k, lsid, win.layer, l, now, &set);
+		source_add_drops(l, &src, win.layer, pin_table(id), i);
 		src.seen_mono_ns = slot_seen_mono(live, s);
 		if (source_open(&src) && fn(&src, ctx))
 			r = 1;
@@ -235,6 +378,7 @@ int shared_read(const struct limiter *l, const struct rule_spec *r, struct sourc
 	src->rule_prefix = r->prefix;
 	source_fill(src, st.layer, r->rule.layer, r->rule.nlayers, XDP_RL_MAX_LAYERS,
 		    window_clock_ns(limiter_live(l)), limiter_live(l)->limits_since_ns);
+	source_add_drops(l, src, st.layer, XDP_RL_T_SHARED, r->rule.id);
 	return 1;
 }
 
@@ -370,8 +514,10 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 		src->rule = t->rule_addr;
 		src->rule_prefix = t->rule_prefix;
 	}
-	if (s)
+	if (s) {
 		src->seen_mono_ns = slot_seen_mono(live, s);
+		source_add_drops(l, src, win.layer, pin_table(t->id), mt_index(&mt, s));
+	}
 	mt_unmap(&mt);
 	return s != NULL;
 }

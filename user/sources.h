@@ -49,6 +49,12 @@ struct source {
 	__u32 nlayers;
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
 	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
+	/*
+	 * How far count may be from what the window was offered: 0, or, for a
+	 * window with no budget left whose drops are counted apart (bpf/hot.h)
+	 * while it is flooded, up to XDP_RL_HOT_FLUSH packets per CPU.
+	 */
+	__u64 count_error_packets[XDP_RL_MAX_LAYERS];
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
@@ -118,6 +124,16 @@ void target_aggregate(const struct limiter *l, const struct ip_addr *a, struct t
  * budget), 0 if not, -1 if the table cannot be read (said on stderr).
  */
 int target_read(const struct limiter *l, const struct target *t, struct source *src);
+
+/*
+ * The drops of window @gen of layer @layer of slot @index of table @t (enum
+ * xdp_rl_table; XDP_RL_T_SHARED: @index is the rule id) counted apart from
+ * its count, because it had no budget left (bpf/hot.h): exact, but for up
+ * to XDP_RL_HOT_FLUSH per CPU while the window is being flooded. Read once
+ * per process; drops_forget() makes the next call read them again.
+ */
+__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen);
+void drops_forget(void);
 
 /* Close every window: sources, aggregates and shared budgets; *n: how many were open. */
 int forget_all(const struct limiter *l, __u64 *n);

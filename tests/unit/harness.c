@@ -17,6 +17,7 @@
 
 #include "caps.h"
 #include "harness.h"
+#include "sources.h"
 #include "skel.h"
 #include "bench.h"
 #include "wrap.skel.h"
@@ -117,10 +118,12 @@ int env_load(struct env *e, const struct load_opts *o)
 	e->lim.fd[PIN_SRC6] = bpf_map__fd(e->skel->maps.src6);
 	e->lim.fd[PIN_AGG4] = bpf_map__fd(e->skel->maps.agg4);
 	e->lim.fd[PIN_AGG6] = bpf_map__fd(e->skel->maps.agg6);
-	e->lim.cfg.fixed.max_layers = f.max_layers;
-	e->lim.cfg.fixed.seed = f.seed;
+	e->lim.fd[PIN_DROPS] = bpf_map__fd(e->skel->maps.drops);
+	e->lim.fd[PIN_HOT] = bpf_map__fd(e->skel->maps.hot);
 	if (limiter_read_config(&e->lim))
 		goto fail;
+	/* What xdp-rl load writes there, and user space reads the tables by. */
+	e->lim.cfg.fixed = f;
 	e->prog_fd = bpf_program__fd(e->skel->progs.xdp_rl);
 	e->skel->bss->fake_now_ns = 1000 * SEC_NS;
 	return 0;
@@ -254,9 +257,21 @@ struct xdp_rl_state *windows4(struct env *e, const char *key)
 
 long long count4_layer(struct env *e, const char *key, int layer)
 {
-	struct xdp_rl_state *w = windows4(e, key);
+	struct xdp_rl_slot *s;
+	struct xdp_rl_state *w;
+	__u32 k[4] = {};
+	__u64 c;
 
-	return w ? (long long)xdp_rl_count(w[layer].count_gen) : -1;
+	inet_pton(AF_INET, key, &k[0]);
+	s = mt_find(&e->t4, k, TEST_LSID);
+	if (!s)
+		return -1;
+	w = mt_windows(&e->t4, s);
+	c = w[layer].count_gen;
+	/* What it was offered: its count and the drops counted apart (bpf/hot.h). */
+	drops_forget();
+	return xdp_rl_count(c) + window_drops(&e->lim, XDP_RL_T_SRC4, mt_index(&e->t4, s), layer,
+					      xdp_rl_gen_of_count(c));
 }
 
 long long count4(struct env *e, const char *key)
@@ -283,7 +298,8 @@ static void ticker_step(struct ticker *t)
 		return;
 	st = w[t->layer];
 	gen = st.count_gen >> XDP_RL_COUNT_BITS;
-	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) > t->limit) {
+	/* Full: its count reached the limit (drops past it are counted apart, bpf/hot.h). */
+	if (gen != t->ticked_gen && xdp_rl_count(st.count_gen) >= t->limit) {
 		/* Window starts are rounded up to XDP_RL_GRAIN. */
 		t->e->skel->bss->fake_now_ns += t->window_ns + XDP_RL_GRAIN;
 		t->ticked_gen = gen;

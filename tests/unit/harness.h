@@ -141,7 +141,7 @@ int need_two_cpus(void);
 
 /*
  * Moves the test clock one window on once the window of layer @layer of
- * 198.18.6.1 has more than @limit, and not again until a packet has turned
+ * 198.18.6.1 has reached @limit, and not again until a packet has turned
  * it over (its generation changed).
  */
 struct ticker {

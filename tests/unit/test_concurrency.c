@@ -4,6 +4,7 @@
  * and 1 hammering one key, in one window, across turnovers, and with two
  * layers. (The source table under two CPUs is in test_table.c.)
  */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "harness.h"
@@ -118,5 +119,74 @@ UNIT_TEST(exact_layers)
 	ASSERT_LE(passed, 25000, "%s [the hour's limit]", desc);
 	ASSERT_LE(passed, 1000 * (opened - 1), "%s [the 1ms windows' limits]", desc);
 	ASSERT_GT(passed, 20000, "%s [most of the hour's limit passed]", desc);
+	env_free(&e);
+}
+
+struct flood {
+	struct env *e;
+	const struct pkt *p;
+	__u32 repeat, rounds;
+	volatile int done;
+	int err;
+};
+
+static void *flood_fn(void *arg)
+{
+	struct flood *f = arg;
+
+	f->err = hammer2(f->e, f->p, f->repeat, f->rounds, NULL);
+	f->done = 1;
+	return NULL;
+}
+
+/*
+ * A window with no budget left counts its drops per CPU (bpf/hot.h): what
+ * `get` reads while two CPUs flood it is off by at most XDP_RL_HOT_FLUSH
+ * packets per CPU, and exact once the flood stops. The packets are decided
+ * as before: exactly the limit passes.
+ */
+UNIT_TEST(exact_hot_counts)
+{
+	struct pkt p = build(&(struct pkt_spec){ V4, "198.18.6.2" });
+	struct flood f = { .p = &p, .repeat = 5000, .rounds = 40 };
+	const __u64 offered = 2ULL * 5000 * 40, limit = 1000, bound = 2 * XDP_RL_HOT_FLUSH;
+	long long count, prev = 0, worst_drop = 0, reads = 0, over = 0;
+	struct xdp_rl_stats before;
+	pthread_t th;
+	struct env e;
+
+	if (need_two_cpus() || env_open(&e, &(struct load_opts){ 0 }, "hot counts: load"))
+		return;
+	f.e = &e;
+	env_set(&e, limit, 3600 * SEC_NS, 0);
+	stats(&e, &before);
+	pthread_create(&th, NULL, flood_fn, &f);
+	while (!f.done) {
+		count = count4(&e, "198.18.6.2");
+		if (count < 0)
+			continue;
+		reads++;
+		/* Never more than was offered, nor much less than read before. */
+		if (count > (long long)(offered + bound))
+			over++;
+		if (prev - count > worst_drop)
+			worst_drop = prev - count;
+		prev = count;
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(f.err, 0, "hot counts: both threads ran");
+	ASSERT_GE(reads, 10, "hot counts: %lld reads during the flood", reads);
+	ASSERT_EQ(over, 0, "hot counts: no read above what was offered plus the bound");
+	ASSERT_LE(worst_drop, (long long)bound,
+		  "hot counts: a read is never more than %llu below the one before (worst %lld)",
+		  (unsigned long long)bound, worst_drop);
+	ASSERT_EQ(count4(&e, "198.18.6.2"), (long long)offered,
+		  "hot counts: exact once the flood stops (%llu)", (unsigned long long)offered);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_PASSED), limit, "hot counts: passed");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPPED), offered - limit,
+		  "hot counts: dropped");
+	/* Both CPUs may add once more as the count reaches the limit. */
+	ASSERT_LE(xdp_rl_count(windows4(&e, "198.18.6.2")->count_gen), limit + 2,
+		  "hot counts: the shared count stopped at the limit (drops counted apart)");
 	env_free(&e);
 }

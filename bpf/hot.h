@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * hot.h - drops of a window with no budget left, counted without a write to
+ * memory that other CPUs write.
+ *
+ * A flood from one source comes in on every RX queue, so every CPU charges
+ * the same window: an atomic add on one cache line all of them write, which
+ * bounces between them on every packet. Once the window's count has reached
+ * its limit, no packet can pass in it any more, whatever is added: so the
+ * packet is dropped on a read of the count alone (window_exhausted), and
+ * its drop is counted in this CPU's entry of the `hot` array. The entry
+ * moves its drops to the window's word in `drops` (one atomic add) every
+ * XDP_RL_HOT_FLUSH drops, or when a drop of another window needs it. What
+ * each packet decides is what the full charge would have decided (the
+ * count only grows, until the window ends); only where its drop is counted
+ * changes. `get` and `top` add the three together (user/sources.c).
+ */
+#ifndef XDP_RL_HOT_H
+#define XDP_RL_HOT_H
+
+#include "maps.h"
+#include "window.h"
+
+/*
+ * Add @n drops of window @id to its word in `drops`: while the word names
+ * that window's generation; a word of an older generation starts again;
+ * drops of a generation older than the word's are of a window over, and
+ * dropped. Global, so that the verifier checks it once.
+ */
+__noinline int hot_flush(__u64 id, __u64 n)
+{
+	__u32 kind = (id >> 48) - 1, t = kind / XDP_RL_MAX_LAYERS, layer = kind % XDP_RL_MAX_LAYERS;
+	__u32 index = (id >> 16) & 0xffffffff, k;
+	__u64 gen = id & 0xffff, w, wgen, next;
+	__u64 *word;
+	int i;
+
+	if (!id || t > T_SHARED)
+		return 0;
+	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, index, layer,
+			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
+	word = bpf_map_lookup_elem(&drops, &k);
+	if (!word)
+		return 0;
+	for (i = 0; i < WINDOW_TRIES; i++) {
+		w = READ_ONCE(*word);
+		wgen = w >> XDP_RL_DROPS_BITS;
+		if (wgen == gen)
+			next = w + n;
+		else if (((gen - wgen) & 0xffff) < 0x8000)
+			next = (gen << XDP_RL_DROPS_BITS) | n;	/* a newer window */
+		else
+			return 0;	/* an older one: over */
+		if ((next & XDP_RL_DROPS_MASK) < (w & XDP_RL_DROPS_MASK) && wgen == gen)
+			return 0;	/* never wraps into the generation */
+		if (__sync_val_compare_and_swap(word, w, next) == w)
+			return 0;
+	}
+	return 0;
+}
+
+/* A drop of @inc (a packet, or its bytes) of window @id, counted in this CPU's entry. */
+static __always_inline void hot_drop(__u64 id, __u64 inc)
+{
+	__u32 e = xdp_rl_hot_entry(id);
+	struct xdp_rl_hot *h = bpf_map_lookup_elem(&hot, &e);
+
+	if (!h)
+		return;
+	if (h->id == id) {
+		h->drops += inc;
+		if (++h->n < XDP_RL_HOT_FLUSH)
+			return;
+		hot_flush(id, h->drops);
+		h->drops = 0;
+		h->n = 0;
+		return;
+	}
+	if (h->id && h->drops)
+		hot_flush(h->id, h->drops);
+	h->id = id;
+	h->drops = inc;
+	h->n = 1;
+}
+
+/*
+ * Whether the window in @s is open with no budget left for @limit: its
+ * generation in *gen if so (the packet is refused; nothing is written).
+ * A window that is over, being opened, or under its limit: 0.
+ */
+static __always_inline int window_exhausted(struct xdp_rl_state *s, __u64 now, __u64 window_ns,
+					    __u64 limit, __u64 *gen)
+{
+	__u64 e = READ_ONCE(s->start_gen), c;
+
+	if (xdp_rl_window_over(e, now, window_ns))
+		return 0;
+	c = READ_ONCE(s->count_gen);
+	if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e) || xdp_rl_count(c) < limit)
+		return 0;
+	*gen = xdp_rl_gen_of_count(c);
+	return 1;
+}
+
+#endif /* XDP_RL_HOT_H */
