@@ -53,6 +53,7 @@ static void win_close(struct model_win *w, __u64 count)
 {
 	w->start = 0;
 	w->count = count;
+	w->apart = 0;
 }
 
 /* Charge @inc to @w: returns 1 if that opened a window. */
@@ -61,6 +62,7 @@ static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, 
 	if (model_over(w, m->now, window_ns)) {
 		w->start = window_start(m, window_ns);
 		w->count = inc;
+		w->apart = 0;
 		return 1;
 	}
 	w->count += inc;
@@ -77,6 +79,21 @@ static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
 {
 	__u32 i, j, k = n < room ? n : room;
 
+	/*
+	 * A full window (count >= limit) refuses on a read, if every layer
+	 * before it is open and would admit the packet: nothing is charged,
+	 * and the drop is counted apart (bpf/layers.h, layers_exhausted).
+	 */
+	for (i = 0; i < k; i++) {
+		if (model_over(&w[i], m->now, lay[i].window_ns))
+			break;
+		if (w[i].count >= lay[i].limit) {
+			w[i].apart += inc;
+			return i;
+		}
+		if (w[i].count + inc > lay[i].limit)
+			break;
+	}
 	for (i = 0; i < k; i++) {
 		*opened += win_hit(m, &w[i], lay[i].window_ns, inc);
 		if (w[i].count > lay[i].limit) {
@@ -348,9 +365,18 @@ void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct m
 		k = model_find(m, ts, key, l.lsid);
 		o->why = "its key, in the table";
 		if (!k && m->live.new_sources.limit) {
-			/* The cap is a window of its own, charged one per new source. */
-			win_hit(m, &m->newsrc, m->live.new_sources.window_ns, 1);
-			o->newsrc = m->newsrc.count > m->live.new_sources.limit;
+			/*
+			 * The cap is a window of its own, charged one per new
+			 * source; once full, a new source is refused on a read,
+			 * nothing charged (bpf/hot.h).
+			 */
+			if (!model_over(&m->newsrc, m->now, m->live.new_sources.window_ns) &&
+			    m->newsrc.count >= m->live.new_sources.limit) {
+				o->newsrc = 1;
+			} else {
+				win_hit(m, &m->newsrc, m->live.new_sources.window_ns, 1);
+				o->newsrc = m->newsrc.count > m->live.new_sources.limit;
+			}
 		}
 		if (!k && o->newsrc != 1) {
 			k = key_insert(m, ts, key, l.lsid);

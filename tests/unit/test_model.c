@@ -668,6 +668,15 @@ struct run {
 	int step, npackets;
 };
 
+/* The program's name for the model's table @t. */
+static __u32 model_xdp_table(int t)
+{
+	return t == MODEL_SRC4 ? XDP_RL_T_SRC4 :
+	       t == MODEL_SRC6 ? XDP_RL_T_SRC6 :
+	       t == MODEL_AGG4 ? XDP_RL_T_AGG4 :
+				 XDP_RL_T_AGG6;
+}
+
 static struct mtable *run_table(struct run *r, int t)
 {
 	return t == MODEL_SRC4 ? &r->e.t4 :
@@ -723,7 +732,7 @@ static void win_words(FILE *f, const struct model_win *w)
 	char t[48];
 
 	fprintf(f, "start %s count %llu", time_str(w->start, t, sizeof(t)),
-		(unsigned long long)w->count);
+		(unsigned long long)(w->count + w->apart));
 }
 
 /* The windows of both sides, layer by layer, marking the layers that differ. */
@@ -735,7 +744,8 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 	__u32 i;
 
 	for (i = 0; i < n; i++) {
-		int diff = !tw || mw[i].start != tw[i].start || mw[i].count != tw[i].count;
+		int diff = !tw || mw[i].start != tw[i].start ||
+			   mw[i].count + mw[i].apart != tw[i].count + tw[i].apart;
 
 		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
 		if (lay && i < nlay)
@@ -772,8 +782,14 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 		return 0;
 	mt_read_windows(mt, s, st);
 	/* All of @w (XDP_RL_MAX_LAYERS): the layers past the table's are empty. */
-	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+	drops_forget();
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
+		/* What it was offered: drops past the limit are counted apart (bpf/hot.h). */
+		if (i < mt->layers)
+			w[i].count += window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
+						   xdp_rl_gen_of_count(st[i].count_gen));
+	}
 	return 1;
 }
 
@@ -784,8 +800,12 @@ static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 
 	if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &id, &l))
 		return 0;
-	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
+	drops_forget();
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = table_win(&l.layer[i]);
+		w[i].count += window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
+					   xdp_rl_gen_of_count(l.layer[i].count_gen));
+	}
 	return 1;
 }
 
@@ -972,7 +992,8 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			if (!table_windows(r, t, mk->a, mk->lsid, tw))
 				continue;
 			for (j = 0; j < room; j++)
-				if (mk->w[j].start != tw[j].start || mk->w[j].count != tw[j].count)
+				if (mk->w[j].start != tw[j].start ||
+				    mk->w[j].count + mk->w[j].apart != tw[j].count)
 					break;
 			if (j == room)
 				continue;
@@ -988,7 +1009,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			continue;
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
 			if (r->m.shared[id][i].start != tw[i].start ||
-			    r->m.shared[id][i].count != tw[i].count)
+			    r->m.shared[id][i].count + r->m.shared[id][i].apart != tw[i].count)
 				break;
 		if (i == XDP_RL_MAX_LAYERS)
 			continue;
