@@ -48,11 +48,11 @@ __noinline int hot_flush(__u64 id, __u64 n)
 		if (wgen == gen)
 			next = w + n;
 		else if (((gen - wgen) & 0xffff) < 0x8000)
-			next = (gen << XDP_RL_DROPS_BITS) | n;	/* a newer window */
+			next = (gen << XDP_RL_DROPS_BITS) | n; /* a newer window */
 		else
-			return 0;	/* an older one: over */
+			return 0; /* an older one: over */
 		if ((next & XDP_RL_DROPS_MASK) < (w & XDP_RL_DROPS_MASK) && wgen == gen)
-			return 0;	/* never wraps into the generation */
+			return 0; /* never wraps into the generation */
 		if (__sync_val_compare_and_swap(word, w, next) == w)
 			return 0;
 	}

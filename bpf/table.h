@@ -138,9 +138,8 @@ static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct
  * early exit per slot, for the fast path, whose paths do not go on to the
  * general path's charge (there, bucket_match keeps to one path).
  */
-static __always_inline struct xdp_rl_slot *bucket_find(void *map, __u32 b, const int v6,
-						       const struct table_key *key, __u64 tag,
-						       __u32 *index)
+static __always_inline struct xdp_rl_slot *
+bucket_find(void *map, __u32 b, const int v6, const struct table_key *key, __u64 tag, __u32 *index)
 {
 	struct xdp_rl_slot *s;
 	void *bk;

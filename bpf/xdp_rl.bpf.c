@@ -321,7 +321,8 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 			*decided = V_LIMIT;
 			return V_LOST;
 		}
-		hot_drop(xdp_rl_hot_id(r->t, r->t == T_SHARED ? id : at_index(r->at), j, gen), r->inc);
+		hot_drop(xdp_rl_hot_id(r->t, r->t == T_SHARED ? id : at_index(r->at), j, gen),
+			 r->inc);
 		if (slot)
 			slot_touch(slot, r->pos.tick);
 		return V_LIMIT;
@@ -466,8 +467,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 		return V_LIMIT;
 	}
 	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
-	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT || xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) ||
-	    READ_ONCE(s->tag) != pos.tag) {
+	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT ||
+	    xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) || READ_ONCE(s->tag) != pos.tag) {
 		window_undo(w, xdp_rl_gen_of_count(r), inc);
 		return V_SLOW;
 	}

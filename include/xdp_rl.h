@@ -308,15 +308,15 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
  * window has been offered is its count, plus the drops in its word while it
  * names the same generation, plus what each CPU holds for it.
  */
-#define XDP_RL_HOT_ENTRIES	1024
-#define XDP_RL_HOT_FLUSH	256
-#define XDP_RL_DROPS_BITS	48
-#define XDP_RL_DROPS_MASK	((1ULL << XDP_RL_DROPS_BITS) - 1)
+#define XDP_RL_HOT_ENTRIES 1024
+#define XDP_RL_HOT_FLUSH   256
+#define XDP_RL_DROPS_BITS  48
+#define XDP_RL_DROPS_MASK  ((1ULL << XDP_RL_DROPS_BITS) - 1)
 
 struct xdp_rl_hot {
-	__u64 id;	/* xdp_rl_hot_id of the window whose drops these are; 0: none */
-	__u64 drops;	/* packets, or bytes with --bytes */
-	__u64 n;	/* packets: moved to the window's word at XDP_RL_HOT_FLUSH */
+	__u64 id;    /* xdp_rl_hot_id of the window whose drops these are; 0: none */
+	__u64 drops; /* packets, or bytes with --bytes */
+	__u64 n;     /* packets: moved to the window's word at XDP_RL_HOT_FLUSH */
 };
 
 /* The window of layer @layer of slot @index of table @table (a rule id for XDP_RL_T_SHARED), generation @gen. */

@@ -108,7 +108,7 @@ struct drops_view {
 	__u64 *words;
 	size_t len, nwords;
 	__u64 base[XDP_RL_T_SHARED + 1];
-	struct xdp_rl_hot *pending;	/* every CPU's entries, summed by window, sorted */
+	struct xdp_rl_hot *pending; /* every CPU's entries, summed by window, sorted */
 	size_t npending;
 };
 
@@ -166,7 +166,8 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 		return NULL;
 	}
 	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
-	dv.pending = calloc((size_t)XDP_RL_HOT_ENTRIES * (ncpu > 0 ? ncpu : 1), sizeof(*dv.pending));
+	dv.pending =
+		calloc((size_t)XDP_RL_HOT_ENTRIES * (ncpu > 0 ? ncpu : 1), sizeof(*dv.pending));
 	per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
 	for (k = 0; dv.pending && per && k < XDP_RL_HOT_ENTRIES; k++) {
 		if (bpf_map_lookup_elem(l->fd[PIN_HOT], &k, per))

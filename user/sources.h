@@ -48,7 +48,7 @@ struct source {
 	int has_rule;
 	__u32 nlayers;
 	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
-	__u64 count[XDP_RL_MAX_LAYERS];		/* 0 if the window has ended */
+	__u64 count[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	/*
 	 * How far count may be from what the window was offered: 0, or, for a
 	 * window with no budget left whose drops are counted apart (bpf/hot.h)

@@ -54,7 +54,7 @@
 /* A window: start 0 is no window (closed, or never opened). */
 struct model_win {
 	__u64 start;
-	__u64 count;	/* charged: what packets are decided on */
+	__u64 count; /* charged: what packets are decided on */
 	/*
 	 * Drops past a full window, counted apart from its count (bpf/hot.h):
 	 * what the window was offered is count + apart.

@@ -787,8 +787,8 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
 		/* What it was offered: drops past the limit are counted apart (bpf/hot.h). */
 		if (i < mt->layers)
-			w[i].count += window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
-						   xdp_rl_gen_of_count(st[i].count_gen));
+			w[i].count += window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s),
+						   i, xdp_rl_gen_of_count(st[i].count_gen));
 	}
 	return 1;
 }
