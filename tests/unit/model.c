@@ -72,10 +72,12 @@ static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, 
 /*
  * Charge @inc to layers 0 .. n-1 of @w (at most @room). Returns the layer
  * that refused, or -1; the layers before a refusing one give their charge
- * back. *opened counts the windows opened.
+ * back. *opened counts the windows opened; *full is set if a full window
+ * refused it on a read.
  */
 static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
-			 const struct xdp_rl_layer *lay, __u32 n, __u64 inc, __u64 *opened)
+			 const struct xdp_rl_layer *lay, __u32 n, __u64 inc, __u64 *opened,
+			 int *full)
 {
 	__u32 i, j, k = n < room ? n : room;
 
@@ -89,6 +91,7 @@ static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
 			break;
 		if (w[i].count >= lay[i].limit) {
 			w[i].apart += inc;
+			*full = 1;
 			return i;
 		}
 		if (w[i].count + inc > lay[i].limit)
@@ -411,7 +414,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct m
 			w = k->w;
 	}
 	if (w) {
-		refused = layers_charge(m, w, room, l.lay, l.n, inc, &opened);
+		refused = layers_charge(m, w, room, l.lay, l.n, inc, &opened, &o->full);
 		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		o->refused_layer = refused;
 		o->v = refused < 0 ? MV_PASS : MV_LIMIT;

@@ -124,6 +124,7 @@ struct model_out {
 	struct model_where at;	/* what was charged */
 	struct model_where ins; /* the key given a slot (MW_KEY), if any */
 	int refused_layer;	/* the layer that refused it, or -1 */
+	int full;		/* ... on a read of a full window: nothing charged */
 	int newsrc;		/* -1: the cap was not asked; 0: it admitted; 1: it refused */
 	const char *why;	/* how the decision was reached, for messages */
 };

@@ -623,6 +623,7 @@ enum cover {
 	C_AGG,
 	C_REFUSED,
 	C_UNDONE,
+	C_FULL,
 	C_DRY,
 	C_TURNOVER,
 	C_NCOVER,
@@ -640,6 +641,7 @@ static const char *const cover_names[C_NCOVER] = {
 	"aggregated",
 	"refused by a layer",
 	"of those, by a layer > 0 (charges taken back)",
+	"refused on a read of a full window",
 	"dry run",
 	"windows opened",
 };
@@ -732,7 +734,9 @@ static void win_words(FILE *f, const struct model_win *w)
 	char t[48];
 
 	fprintf(f, "start %s count %llu", time_str(w->start, t, sizeof(t)),
-		(unsigned long long)(w->count + w->apart));
+		(unsigned long long)w->count);
+	if (w->apart)
+		fprintf(f, " + %llu dropped apart", (unsigned long long)w->apart);
 }
 
 /* The windows of both sides, layer by layer, marking the layers that differ. */
@@ -744,8 +748,8 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 	__u32 i;
 
 	for (i = 0; i < n; i++) {
-		int diff = !tw || mw[i].start != tw[i].start ||
-			   mw[i].count + mw[i].apart != tw[i].count + tw[i].apart;
+		int diff = !tw || mw[i].start != tw[i].start || mw[i].count != tw[i].count ||
+			   mw[i].apart != tw[i].apart;
 
 		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
 		if (lay && i < nlay)
@@ -781,14 +785,16 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 	if (!s)
 		return 0;
 	mt_read_windows(mt, s, st);
-	/* All of @w (XDP_RL_MAX_LAYERS): the layers past the table's are empty. */
-	drops_forget();
+	/*
+	 * All of @w (XDP_RL_MAX_LAYERS): the layers past the table's are empty.
+	 * Drops past a full window are counted apart (bpf/hot.h), read as get
+	 * reads them (user/sources.c; the caller takes a fresh view).
+	 */
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
-		/* What it was offered: drops past the limit are counted apart (bpf/hot.h). */
 		if (i < mt->layers)
-			w[i].count += window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s),
-						   i, xdp_rl_gen_of_count(st[i].count_gen));
+			w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
+						  xdp_rl_gen_of_count(st[i].count_gen));
 	}
 	return 1;
 }
@@ -800,11 +806,10 @@ static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 
 	if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &id, &l))
 		return 0;
-	drops_forget();
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = table_win(&l.layer[i]);
-		w[i].count += window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
-					   xdp_rl_gen_of_count(l.layer[i].count_gen));
+		w[i].apart = window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
+					  xdp_rl_gen_of_count(l.layer[i].count_gen));
 	}
 	return 1;
 }
@@ -921,6 +926,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 	int t, i, evicted, bad = 0, c;
 	__u32 k[4], lsid, n, room = r->sc->lo.layers, zero = 0, id;
 
+	drops_forget(); /* the drops counted apart, as they are after this step */
 	for (t = 0; t < MODEL_TABLES; t++) {
 		struct mtable *mt = run_table(r, t);
 		struct model_keys *ks = &r->m.t[t];
@@ -993,7 +999,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				continue;
 			for (j = 0; j < room; j++)
 				if (mk->w[j].start != tw[j].start ||
-				    mk->w[j].count + mk->w[j].apart != tw[j].count)
+				    mk->w[j].count != tw[j].count || mk->w[j].apart != tw[j].apart)
 					break;
 			if (j == room)
 				continue;
@@ -1009,7 +1015,8 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			continue;
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
 			if (r->m.shared[id][i].start != tw[i].start ||
-			    r->m.shared[id][i].count + r->m.shared[id][i].apart != tw[i].count)
+			    r->m.shared[id][i].count != tw[i].count ||
+			    r->m.shared[id][i].apart != tw[i].apart)
 				break;
 		if (i == XDP_RL_MAX_LAYERS)
 			continue;
@@ -1109,6 +1116,7 @@ static int run_load(struct run *r, int quiet)
 
 static void run_free(struct run *r)
 {
+	drops_forget();
 	if (r->loaded) {
 		mt_unmap(&r->agg4);
 		mt_unmap(&r->agg6);
@@ -1290,7 +1298,8 @@ static void cover_packet(struct run *r, const struct model_out *o)
 	c[C_CAP_PASS] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_PASS;
 	c[C_CAP_DROP] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_DROP;
 	c[C_REFUSED] += o->refused_layer >= 0;
-	c[C_UNDONE] += o->refused_layer > 0;
+	c[C_UNDONE] += o->refused_layer > 0 && !o->full;
+	c[C_FULL] += o->full;
 	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && (r->m.live.flags & XDP_RL_F_DRY_RUN);
 }
 
@@ -1320,8 +1329,8 @@ static int run_step(struct run *r, int i)
 		r->packets++;
 		r->npackets++;
 		if (o.refused_layer >= 0)
-			snprintf(why, sizeof(why), "%s, refused by layer %d", o.why,
-				 o.refused_layer);
+			snprintf(why, sizeof(why), "%s, refused by layer %d%s", o.why,
+				 o.refused_layer, o.full ? " (full: nothing charged)" : "");
 		else
 			snprintf(why, sizeof(why), "%s", o.why);
 		snprintf(what, sizeof(what), "%s (%s)", xdp_word(o.xdp), why);
