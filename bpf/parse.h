@@ -13,6 +13,8 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -110,6 +112,91 @@ static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **saddr)
 		return -1;
 	*saddr = &ip6->saddr;
 	return 0;
+}
+
+/* Extension headers walked to find IPv6's transport header, at most. */
+#define XDP_RL_MAX_EXT_HDRS 6
+
+/*
+ * What the selectors look at (struct xdp_rl_select): the transport protocol
+ * and, if its header could be read, the destination port (host order) and
+ * TCP's flags. A later fragment, or a header cut short, leaves known 0.
+ */
+struct l4 {
+	__u16 dport;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u8 known;
+	__u8 pad[3];
+};
+
+/* The TCP or UDP header at @th (bounded by @end): its destination port and flags. */
+static __always_inline void parse_transport(void *th, void *end, struct l4 *l)
+{
+	__u8 *b = th;
+
+	if (l->proto == IPPROTO_TCP) {
+		if ((void *)(b + 14) > end)
+			return;
+		l->tcp_flags = b[13];
+	} else if (l->proto == IPPROTO_UDP) {
+		if ((void *)(b + 4) > end)
+			return;
+	} else {
+		l->known = 1;	/* no ports to read */
+		return;
+	}
+	l->dport = (__u16)b[2] << 8 | b[3];
+	l->known = 1;
+}
+
+/* The transport of the IPv4 packet at the cursor (parse_ipv4 validated it). */
+static __always_inline void parse_l4_v4(struct cursor *c, struct l4 *l)
+{
+	struct iphdr *ip = c->pos;
+
+	if ((void *)(ip + 1) > c->end)
+		return;
+	l->proto = ip->protocol;
+	if (ip->frag_off & bpf_htons(0x1fff))
+		return;		/* a later fragment: no transport header */
+	parse_transport(c->pos + ip->ihl * 4, c->end, l);
+}
+
+/* The transport of the IPv6 packet at the cursor, past up to XDP_RL_MAX_EXT_HDRS extension headers. */
+static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	void *p = ip6 + 1;
+	__u8 next, *h;
+	int i;
+
+	if (p > c->end)
+		return;
+	next = ip6->nexthdr;
+#pragma unroll
+	for (i = 0; i < XDP_RL_MAX_EXT_HDRS; i++) {
+		h = p;
+		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING && next != IPPROTO_DSTOPTS &&
+		    next != IPPROTO_FRAGMENT && next != IPPROTO_AH)
+			break;
+		if ((void *)(h + 8) > c->end)
+			return;
+		if (next == IPPROTO_FRAGMENT) {
+			if ((h[2] << 8 | h[3]) & 0xfff8) {
+				l->proto = h[0];
+				return;	/* a later fragment */
+			}
+			p += 8;
+		} else if (next == IPPROTO_AH) {
+			p += (h[1] + 2) * 4;
+		} else {
+			p += (h[1] + 1) * 8;
+		}
+		next = h[0];
+	}
+	l->proto = next;
+	parse_transport(p, c->end, l);
 }
 
 #endif /* XDP_RL_PARSE_H */

@@ -22,12 +22,14 @@
 #include "table.h"
 #include "layers.h"
 #include "hot.h"
+#include "select.h"
 
 enum verdict {
 	V_PASS,
 	V_LIMIT,
 	V_DENY,
 	V_ALLOW, /* passed by an allow rule */
+	V_UNSELECTED, /* selected by no limit or rule: passed untouched */
 	V_MALFORMED,
 	V_SLOW, /* limit_fast: not the common case, take the general path */
 	V_LOST, /* the key's slot passed to another key under the packet: look again */
@@ -40,6 +42,7 @@ enum verdict {
 struct packet {
 	__u32 a[4]; /* a[0] for IPv4 */
 	struct table_key key;
+	struct l4 l4; /* read only when a selector is set (XDP_RL_F_SELECT) */
 };
 
 /* No rule matched (struct limit_out's rule). */
@@ -370,6 +373,11 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	req->n = live->nlayers;
 	lsid = live->lsid;
 	rule = rule_find(v6, live, p);
+	/* A rule whose selector does not take the packet is as if it did not exist. */
+	if (rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&rule->select, &p->l4))
+		rule = NULL;
+	if (!rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&live->select, &p->l4))
+		return V_UNSELECTED;
 	if (rule) {
 		out->rule = rule->id;
 		if (rule->action == XDP_RL_RULE_ALLOW)
@@ -477,6 +485,36 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 }
 
 /*
+ * Before the limits: what the selectors look at (read only when one is
+ * set), link-local sources (--link-local: each keyed by its whole address,
+ * or exempt), and whether the global limits select the packet when no rule
+ * could (the rules' selectors are judged in limit()). V_UNSELECTED: passed
+ * untouched; V_SLOW: go on.
+ */
+static __always_inline int classify(struct packet *p, const int v6,
+				    const struct xdp_rl_live *live, struct cursor *c)
+{
+	int ll;
+
+	if (live->flags & XDP_RL_F_SELECT) {
+		if (v6)
+			parse_l4_v6(c, &p->l4);
+		else
+			parse_l4_v4(c, &p->l4);
+	}
+	ll = v6 ? (p->a[0] & bpf_htonl(0xffc00000)) == bpf_htonl(0xfe800000) :
+		  (p->a[0] & bpf_htonl(0xffff0000)) == bpf_htonl(0xa9fe0000);
+	if (ll && live->link_local == XDP_RL_LL_EXEMPT)
+		return V_UNSELECTED;
+	if (ll && live->link_local == XDP_RL_LL_ADDRESS)
+		__builtin_memcpy(p->key.k, p->a, sizeof(p->key.k));
+	if ((live->flags & XDP_RL_F_SELECT) && !(v6 ? live->nrules6 : live->nrules4) &&
+	    !select_match(&live->select, &p->l4))
+		return V_UNSELECTED;
+	return V_SLOW;
+}
+
+/*
  * Run once by xdp-rl at load (BPF_PROG_TEST_RUN): the tick count and the
  * tick clock, read together, give the base that turns jiffies into
  * CLOCK_MONOTONIC_COARSE (see struct xdp_rl_live).
@@ -542,7 +580,9 @@ int xdp_rl(struct xdp_md *ctx)
 			v = V_MALFORMED;
 		} else {
 			p.key.k[0] = p.a[0] & cfg_v4_mask;
-			v = limit_fast(&p, 0, live, inc);
+			v = classify(&p, 0, live, &c);
+			if (v == V_SLOW)
+				v = limit_fast(&p, 0, live, inc);
 			if (v == V_SLOW)
 				v = limit_slow(&p, 0, inc, &out, st);
 		}
@@ -555,12 +595,18 @@ int xdp_rl(struct xdp_md *ctx)
 			p.key.k[1] = p.a[1] & cfg_v6_mask[1];
 			p.key.k[2] = p.a[2] & cfg_v6_mask[2];
 			p.key.k[3] = p.a[3] & cfg_v6_mask[3];
-			v = limit_fast(&p, 1, live, inc);
+			v = classify(&p, 1, live, &c);
+			if (v == V_SLOW)
+				v = limit_fast(&p, 1, live, inc);
 			if (v == V_SLOW)
 				v = limit_slow(&p, 1, inc, &out, st);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;
+		return XDP_PASS;
+	}
+	if (v == V_UNSELECTED) {
+		st->c[XDP_RL_STAT_UNSELECTED]++;
 		return XDP_PASS;
 	}
 

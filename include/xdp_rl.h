@@ -344,6 +344,38 @@ XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 ind
 #define XDP_RL_F_DRY_RUN      (1U << 0) /* count, never drop */
 #define XDP_RL_F_ALIGNED      (1U << 1) /* windows aligned to the epoch */
 #define XDP_RL_F_COARSE_CLOCK (1U << 2) /* per key, on the tick clock */
+#define XDP_RL_F_SELECT	      (1U << 3) /* a selector is set (the limit's or a rule's): parse L4 */
+
+/*
+ * Which packets a limit (or a rule) applies to: all, or those of a protocol,
+ * to some destination ports, or TCP SYNs without ACK (new connections).
+ * Packets it does not select pass untouched. A later fragment carries no
+ * ports: it is selected by a port list if its protocol is (fail closed),
+ * never by --syn.
+ */
+#define XDP_RL_MAX_PORT_RANGES 8
+
+struct xdp_rl_select {
+	__u8 proto;	/* 0: any; IPPROTO_TCP, _UDP, _ICMP or _ICMPV6 */
+	__u8 syn;	/* 1: TCP SYN without ACK only */
+	__u8 nports;	/* 0: any destination port; else port_lo/hi[0..nports) */
+	__u8 pad;
+	__u16 port_lo[XDP_RL_MAX_PORT_RANGES];	/* host byte order, inclusive */
+	__u16 port_hi[XDP_RL_MAX_PORT_RANGES];
+};
+
+/* Whether @s selects every packet. */
+static inline int xdp_rl_select_all(const struct xdp_rl_select *s)
+{
+	return !s->proto && !s->syn && !s->nports;
+}
+
+/* Link-local sources (fe80::/10, 169.254.0.0/16): --link-local. */
+enum xdp_rl_link_local {
+	XDP_RL_LL_ADDRESS,	/* each keyed by its whole address (default) */
+	XDP_RL_LL_PREFIX,	/* masked to --v4-prefix/--v6-prefix as any source */
+	XDP_RL_LL_EXEMPT,	/* never limited: passed untouched */
+};
 
 /* One layer: up to `limit` packets (or bytes) per window of `window_ns`. */
 struct xdp_rl_layer {
@@ -395,6 +427,9 @@ struct xdp_rl_live {
 	 * `get` and `top` split only later windows into passed and dropped.
 	 */
 	__u64 limits_since_ns;
+	struct xdp_rl_select select;	/* the packets the global limits apply to */
+	__u32 link_local;		/* enum xdp_rl_link_local */
+	__u32 pad2;
 };
 
 /* Fixed at load; the datapath has them as .rodata, this copy is for status. */
@@ -462,6 +497,11 @@ struct xdp_rl_rule {
 	__u32 flags; /* XDP_RL_RULE_F_* */
 	__u32 lsid;  /* its limit set: the keys of its sources (per source) */
 	__u32 pad;
+	/*
+	 * The packets of the prefix it applies to; the others are judged as if
+	 * it did not exist (by the global limits, if they select them).
+	 */
+	struct xdp_rl_select select;
 };
 
 /* Per-CPU, per rule id. */
@@ -545,7 +585,8 @@ struct xdp_rl_admin {
 	X(AGGREGATED, aggregated, "of those, charged to their /24 or /48")	\
 	X(ALLOWED, allowed, "passed by an allow rule")				\
 	X(DENIED, denied, "dropped by a deny rule")				\
-	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window")
+	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window") \
+	X(UNSELECTED, unselected, "selected by no limit or rule (--proto, --dport, --syn, link-local): passed")
 
 #define XDP_RL_STAT_ENUM(id, name, help) XDP_RL_STAT_##id,
 enum xdp_rl_stat {

@@ -27,9 +27,37 @@ BENCH_V4 = ipaddress.ip_network("198.18.0.0/15")
 BENCH_V6 = ipaddress.ip_network("2001:2::/48")
 
 
-def allowed(addr):
+LINK_LOCAL_V4 = ipaddress.ip_network("169.254.0.0/16")
+LINK_LOCAL_V6 = ipaddress.ip_network("fe80::/10")
+
+
+def allowed(addr, link_local=False):
+    """In the benchmarking ranges; with @link_local, a link-local source too
+    (it never leaves the veth the frames are sent on)."""
     a = ipaddress.ip_address(addr)
+    if link_local and a in (LINK_LOCAL_V4 if a.version == 4 else LINK_LOCAL_V6):
+        return True
     return a in (BENCH_V4 if a.version == 4 else BENCH_V6)
+
+
+TCP_FLAGS = {"S": 0x02, "A": 0x10, "F": 0x01, "R": 0x04, "P": 0x08}
+
+
+def transport(proto, src, dst, payload, dport, flags, pseudo):
+    """The transport header and payload: UDP to @dport, TCP with @flags, or ICMP(v6) echo."""
+    if proto == "tcp":
+        f = sum(TCP_FLAGS[c] for c in flags)
+        th = struct.pack("!HHIIBBHHH", 40000, dport, 1, 0, 5 << 4, f, 65535, 0, 0) + payload
+        c = csum(pseudo(6, len(th)) + th)
+        return 6, th[:16] + struct.pack("!H", c) + th[18:]
+    if proto in ("icmp", "icmpv6"):
+        t = 8 if proto == "icmp" else 128
+        ih = struct.pack("!BBHHH", t, 0, 0, 1, 1) + payload
+        c = csum((pseudo(58, len(ih)) if proto == "icmpv6" else b"") + ih)
+        return (1 if proto == "icmp" else 58), ih[:2] + struct.pack("!H", c) + ih[4:]
+    uh = struct.pack("!HHHH", 40000, dport, 8 + len(payload), 0) + payload
+    c = csum(pseudo(17, len(uh)) + uh) or 0xFFFF
+    return 17, uh[:6] + struct.pack("!H", c) + uh[8:]
 
 
 def csum(data):
@@ -45,28 +73,28 @@ def mac_bytes(mac):
     return bytes(int(x, 16) for x in mac.split(":"))
 
 
-def ipv4_packet(src, dst, payload, ttl=64):
-    udp = struct.pack("!HHHH", 40000, 9, 8 + len(payload), 0) + payload
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, ttl,
-                      17, 0, socket.inet_aton(src), socket.inet_aton(dst))
+def ipv4_packet(src, dst, payload, proto="udp", dport=9, flags="", ttl=64):
+    s, d = socket.inet_aton(src), socket.inet_aton(dst)
+    num, l4 = transport(proto, src, dst, payload, dport, flags,
+                        lambda p, n: s + d + struct.pack("!xBH", p, n))
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 0, 0x4000, ttl, num, 0, s, d)
     hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-    return hdr + udp
+    return hdr + l4
 
 
-def ipv6_packet(src, dst, payload):
+def ipv6_packet(src, dst, payload, proto="udp", dport=9, flags=""):
     s, d = socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst)
-    length = 8 + len(payload)
-    pseudo = s + d + struct.pack("!IxxxB", length, 17)
-    udp = struct.pack("!HHHH", 40000, 9, length, 0) + payload
-    c = csum(pseudo + udp) or 0xFFFF
-    udp = udp[:6] + struct.pack("!H", c) + udp[8:]
-    return struct.pack("!IHBB", 6 << 28, length, 17, 64) + s + d + udp
+    num, l4 = transport(proto, src, dst, payload, dport, flags,
+                        lambda p, n: s + d + struct.pack("!IxxxB", n, p))
+    return struct.pack("!IHBB", 6 << 28, len(l4), num, 64) + s + d + l4
 
 
-def frame(dst_mac, src_mac, src, dst, size, vlans):
+def frame(dst_mac, src_mac, src, dst, size, vlans, proto="udp", dport=9, flags=""):
     v6 = ":" in src
-    payload = b"\0" * max(0, size - 14 - 4 * len(vlans) - (48 if v6 else 28))
-    l3 = ipv6_packet(src, dst, payload) if v6 else ipv4_packet(src, dst, payload)
+    hlen = {"tcp": 20}.get(proto, 8) + (40 if v6 else 20)
+    payload = b"\0" * max(0, size - 14 - 4 * len(vlans) - hlen)
+    l3 = (ipv6_packet(src, dst, payload, proto, dport, flags) if v6 else
+          ipv4_packet(src, dst, payload, proto, dport, flags))
     tags = b""
     # Outermost first: 802.1ad for the outer tag of a QinQ pair.
     for i, vid in enumerate(vlans):
@@ -107,12 +135,21 @@ def main():
                    help="VLAN id, outermost first (repeat for QinQ)")
     p.add_argument("--deadline", type=float, default=30.0, help="seconds, at most")
     p.add_argument("--pps", type=float, default=0, help="pace to this rate (0: as fast as possible)")
+    p.add_argument("--proto", choices=("udp", "tcp", "icmp", "icmpv6"), default="udp")
+    p.add_argument("--dport", type=int, default=9, help="UDP/TCP destination port")
+    p.add_argument("--tcp-flags", default="", help="TCP flags, e.g. S (SYN), SA, A")
+    p.add_argument("--link-local", action="store_true",
+                   help="allow link-local sources (fe80::/10, 169.254.0.0/16)")
     a = p.parse_args()
 
     srcs = sources(a)
-    for addr in srcs + [a.dst]:
-        if not allowed(addr):
+    for addr in srcs:
+        if not allowed(addr, a.link_local):
             sys.exit(f"sendpkts: {addr} is outside 198.18.0.0/15 and 2001:2::/48: refused")
+    if not allowed(a.dst):
+        sys.exit(f"sendpkts: {a.dst} is outside 198.18.0.0/15 and 2001:2::/48: refused")
+    if not 0 < a.dport < 65536 or set(a.tcp_flags) - set(TCP_FLAGS):
+        sys.exit("sendpkts: --dport or --tcp-flags is out of bounds")
     if not srcs:
         sys.exit("sendpkts: no source: give --src or --src-range")
     if a.count < 0 or a.count > 10_000_000 or len(srcs) > 1_000_000:
@@ -122,7 +159,8 @@ def main():
     sock.bind((a.iface, 0))
     src_mac = sock.getsockname()[4]
     dst_mac = mac_bytes(a.dst_mac)
-    frames = [frame(dst_mac, src_mac, s, a.dst, a.size, a.vlan) for s in srcs]
+    frames = [frame(dst_mac, src_mac, s, a.dst, a.size, a.vlan, a.proto, a.dport, a.tcp_flags)
+              for s in srcs]
 
     sent, retries, timed_out = 0, 0, False
     per = [0] * len(srcs)

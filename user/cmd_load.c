@@ -22,18 +22,34 @@
 #include "log.h"
 #include "rules.h"
 #include "skel.h"
+#include "xdp_probe.h"
 #include "xdp_rl.skel.h"
 
-/* Why an attach failed, and what to do about it. */
-static void attach_error(const char *ifname, __u32 mode, int e)
+/*
+ * Why an attach failed, in the kernel's words (its extended ack, which the
+ * bpf_link attach does not return: xdp_probe.h asks again through netlink,
+ * as `ip link` would), and what to do about it.
+ */
+static void attach_error(const char *ifname, unsigned int ifindex, int prog_fd, __u32 mode, int e)
 {
+	char why[256] = "", said[300] = "";
 	const char *hint = "";
 
-	if (e == EOPNOTSUPP && mode == XDP_FLAGS_DRV_MODE)
+	xdp_attach_reason(ifindex, prog_fd, mode, why, sizeof(why));
+	if (*why)
+		snprintf(said, sizeof(said), ": the kernel says \"%s\"", why);
+	if (strstr(why, "MTU") || (e == ERANGE && mode == XDP_FLAGS_DRV_MODE))
+		hint = " (native XDP needs a smaller MTU on this device: set it, e.g. 'ip link set "
+		       "DEV mtu 1500' on both ends of a veth, or use --mode generic)";
+	else if (strstr(why, "upper"))
+		hint = " (a device above it, such as its bridge or bond, has an XDP program: see "
+		       "'ip -d link show' for its master, and detach the program there or load "
+		       "xdp-rl on the upper device instead)";
+	else if (e == EOPNOTSUPP && mode == XDP_FLAGS_DRV_MODE)
 		hint = " (the driver has no native XDP: try --mode generic)";
 	else if (e == EBUSY || e == EEXIST)
 		hint = " (another XDP program is attached: see 'ip link show' and detach it first)";
-	log_err("cannot attach to '%s': %s%s", ifname, strerror(e), hint);
+	log_err("cannot attach to '%s': %s%s%s", ifname, strerror(e), said, hint);
 }
 
 /* Whether the old limiter's windows mean the same under the new settings. */
@@ -129,6 +145,7 @@ static int keep_rules_room(const struct limiter *old, struct settings *s, const 
  */
 static int do_load(const char *ifname, struct settings *s)
 {
+	struct rules_summary rs;
 	char desc[256];
 	struct limiter old, cur;
 	struct xdp_rl *skel = NULL;
@@ -215,8 +232,8 @@ static int do_load(const char *ifname, struct settings *s)
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
 	skel_clock(skel, &s->live);
-	live_finish(&s->live, rules_min_window(cur.fd), rules_max_window(cur.fd),
-		    replacing ? limiter_live(&old) : NULL, !!s->rules_path);
+	rules_summarize(cur.fd, NULL, &rs);
+	live_finish(&s->live, &rs, replacing ? limiter_live(&old) : NULL, !!s->rules_path);
 	if (limiter_publish_new(&cur, &s->live)) {
 		log_err("cannot write the settings: %m");
 		goto out;
@@ -232,7 +249,7 @@ static int do_load(const char *ifname, struct settings *s)
 		}
 	} else if (stage_attach(&st, cur.fd[PIN_PROG], s->fixed.ifindex, s->fixed.xdp_mode, &e)) {
 		if (e)
-			attach_error(ifname, s->fixed.xdp_mode, e);
+			attach_error(ifname, s->fixed.ifindex, cur.fd[PIN_PROG], s->fixed.xdp_mode, e);
 		goto out;
 	}
 	/* Committed: from here on, the next command would finish it if this one could not. */
@@ -267,7 +284,8 @@ static const char *const load_forms[] = {
 	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--per-key|--aligned]\n"
 	"[--bytes] [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
 	"[--max-layers N] [--rules FILE] [--new-sources N/DUR\n"
-	"[--on-table-full pass|drop|aggregate]] [--dry-run]\n"
+	"[--on-table-full pass|drop|aggregate]] [--proto P] [--dport LIST] [--syn]\n"
+	"[--link-local per-address|prefix|exempt] [--dry-run]\n"
 	"[--mode native|generic] [--force]",
 	NULL,
 };
@@ -276,7 +294,7 @@ static const struct opt_spec load_opts[] = {
 	{ "limit", OPT_LIMIT, "N",
 	  "packets (or bytes with --bytes) per window per source\n(default 1000)" },
 	{ "window", OPT_WINDOW, "DUR",
-	  "window length: a number and ns|us|ms|s|m|h, 1ms..8784h\n(default 1s)" },
+	  "window length: a number and ns|us|ms|s|m|h|d, 1ms..366d\n(default 1s)" },
 	{ "layer", OPT_LAYER, "N/DUR",
 	  "a window of N per DUR; repeat for up to 4 layers\n(100/1s, 3000/1m): a packet passes only if every layer\n"
 	  "admits it; instead of --limit and --window" },
@@ -297,6 +315,15 @@ static const struct opt_spec load_opts[] = {
 	  "admit at most N new sources to the table per DUR; past\nthat, new sources are handled by --on-table-full" },
 	{ "on-table-full", OPT_ON_FULL, "POLICY",
 	  "pass (default), drop, or aggregate (one window per /24\nor /48, with the same layers)" },
+	{ "proto", OPT_PROTO, "P",
+	  "limit only tcp, udp, icmp or icmpv6 packets (default: any);\nthe others pass untouched" },
+	{ "dport", OPT_DPORT, "LIST",
+	  "limit only packets to these destination ports, e.g.\n80,443,8000-8100 (tcp or udp): your services' ports, so\n"
+	  "that replies to the server's own connections pass" },
+	{ "syn", OPT_SYN, NULL, "limit only TCP SYNs without ACK: new connections" },
+	{ "link-local", OPT_LINK_LOCAL, "HOW",
+	  "link-local sources (fe80::/10, 169.254.0.0/16): each keyed\nby its own address (per-address, default), by the prefix\n"
+	  "as any source (prefix), or never limited (exempt)" },
 	{ "dry-run", OPT_DRY_RUN, NULL, "count what would be dropped, drop nothing" },
 	{ "mode", OPT_MODE, "MODE", "native (driver, default) or generic (skb)" },
 	{ "force", OPT_FORCE, NULL,
@@ -374,7 +401,8 @@ static int cmd_load(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cmd_no_more(argc, argv, "load", 1))
 		return EXIT_USAGE;
-	if (settings_layers(&s, "load", &base))
+	if (settings_layers(&s, "load", &base) || settings_select(&s, &s.live, "load") ||
+	    settings_check_bytes(&s.live, s.fixed.bytes, "load"))
 		return EXIT_USAGE;
 	if (s.has_on_full && !s.live.new_sources.limit)
 		return usage_err("load", "load: --on-table-full needs --new-sources N/DUR");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* cmd_output.c - how status, get and top show layers and times (see cmd_output.h). */
 #include "cmd_output.h"
+#include <stdio.h>
+
 #include "options.h"
 
 __u64 ms_up(__u64 ns)
@@ -27,5 +29,29 @@ void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n, const 
 		}
 		json_end(j);
 	}
+	json_end(j);
+}
+
+void select_json(struct json *j, const char *key, const struct xdp_rl_select *sel)
+{
+	char r[16];
+	int i;
+
+	if (xdp_rl_select_all(sel)) {
+		json_null(j, key);
+		return;
+	}
+	json_obj(j, key);
+	json_str(j, "proto", word_name(proto_words, sel->proto));
+	json_arr(j, "dports");
+	for (i = 0; i < sel->nports; i++) {
+		if (sel->port_lo[i] == sel->port_hi[i])
+			snprintf(r, sizeof(r), "%u", sel->port_lo[i]);
+		else
+			snprintf(r, sizeof(r), "%u-%u", sel->port_lo[i], sel->port_hi[i]);
+		json_str(j, NULL, r);
+	}
+	json_end(j);
+	json_bool(j, "syn", sel->syn);
 	json_end(j);
 }

@@ -15,4 +15,7 @@ __u64 ms_up(__u64 ns);
  */
 void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n, const struct source *src);
 
+/* "select": { "proto": ..., "dports": [...], "syn": ... }, or null for every packet. */
+void select_json(struct json *j, const char *key, const struct xdp_rl_select *sel);
+
 #endif

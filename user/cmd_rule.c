@@ -11,6 +11,7 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
+#include "cmd_output.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
@@ -227,6 +228,7 @@ static int rule_list(int argc, char **argv)
 		json_str(&j, "prefix", pfx);
 		json_str(&j, "action", word_name(rule_action_words, r->action));
 		json_bool(&j, "shared", r->flags & XDP_RL_RULE_F_SHARED);
+		select_json(&j, "select", &r->select);
 		json_arr(&j, "layers");
 		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
 			fmt_duration(r->layer[m].window_ns, w, sizeof(w));
@@ -253,7 +255,8 @@ static int rule_list(int argc, char **argv)
 }
 
 static const char *const rule_forms[] = {
-	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])",
+	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])\n"
+	"[--proto P] [--dport LIST] [--syn]",
 	"del IFACE CIDR",
 	"list IFACE [--json]",
 	NULL,
@@ -266,6 +269,9 @@ static const struct opt_spec rule_opts[] = {
 	{ "layer", 0, "N/DUR",
 	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
 	{ "shared", 0, NULL, "one budget for the whole prefix (with --layer)" },
+	{ "proto", 0, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
+	{ "dport", 0, "LIST", "... to packets to these destination ports only (tcp, udp)" },
+	{ "syn", 0, NULL, "... to TCP SYNs without ACK only; the prefix's other packets\nare judged as if the rule did not exist" },
 	{ "json", 0, NULL, "rule list: one JSON object on stdout" },
 	{ NULL },
 };

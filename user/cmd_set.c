@@ -16,7 +16,9 @@
 
 static const char *const set_forms[] = {
 	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--dry-run|--enforce]\n"
-	"[--per-key|--aligned] [--new-sources N/DUR|off] [--on-table-full P]",
+	"[--per-key|--aligned] [--new-sources N/DUR|off] [--on-table-full P]\n"
+	"[--proto P|any] [--dport LIST|any] [--syn|--no-syn]\n"
+	"[--link-local per-address|prefix|exempt]",
 	NULL,
 };
 
@@ -32,6 +34,11 @@ static const struct opt_spec set_opts[] = {
 	{ "aligned", OPT_ALIGNED, NULL, "switch window alignment; every window restarts" },
 	{ "new-sources", OPT_NEW_SOURCES, "N/DUR|off", "as for load" },
 	{ "on-table-full", OPT_ON_FULL, "P", "pass, drop or aggregate, as for load" },
+	{ "proto", OPT_PROTO, "P", "the packets limited, as for load; any: every protocol" },
+	{ "dport", OPT_DPORT, "LIST", "as for load; any: every port" },
+	{ "syn", OPT_SYN, NULL, "limit only TCP SYNs without ACK" },
+	{ "no-syn", OPT_NO_SYN, NULL, "limit every packet the other selectors take" },
+	{ "link-local", OPT_LINK_LOCAL, "HOW", "per-address, prefix or exempt, as for load" },
 	{ NULL },
 };
 
@@ -48,6 +55,7 @@ const struct cmd_spec cmd_set_spec = {
 static int cmd_set(int argc, char **argv)
 {
 	struct settings s = {};
+	struct rules_summary rs;
 	struct xdp_rl_live next;
 	struct limiter l;
 	const char *ifname;
@@ -64,10 +72,12 @@ static int cmd_set(int argc, char **argv)
 	if (cmd_no_more(argc, argv, "set", 1))
 		return EXIT_USAGE;
 	if (!s.has_limit && !s.has_window && !s.live.nlayers && !s.has_align && !s.has_dry &&
-	    !s.has_new && !s.has_on_full)
+	    !s.has_new && !s.has_on_full && !s.has_proto && !s.has_dport && !s.has_syn &&
+	    !s.has_link_local)
 		return usage_err("set", "set: nothing to change: give --limit, --window, "
 					"--layer, --dry-run, --enforce, --per-key, --aligned, "
-					"--new-sources or --on-table-full");
+					"--new-sources, --on-table-full, --proto, --dport, --syn, "
+					"--no-syn or --link-local");
 	if (s.live.nlayers && (s.has_limit || s.has_window))
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
@@ -111,6 +121,11 @@ static int cmd_set(int argc, char **argv)
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
+	if (settings_select(&s, &next, "set") ||
+	    settings_check_bytes(&next, l.cfg.fixed.bytes, "set")) {
+		r = EXIT_USAGE;
+		goto out;
+	}
 	/* Recounted: a rule change that was killed may have left a count too high. */
 	rules_count(l.fd, &next.nrules4, &next.nrules6);
 	/*
@@ -127,7 +142,8 @@ static int cmd_set(int argc, char **argv)
 		}
 		next.lsid = l.cfg.next_lsid++;
 	}
-	live_finish(&next, rules_min_window(l.fd), rules_max_window(l.fd), limiter_live(&l), 0);
+	rules_summarize(l.fd, NULL, &rs);
+	live_finish(&next, &rs, limiter_live(&l), 0);
 
 	if (limiter_publish(&l, &next)) {
 		log_err("cannot change settings on '%s': %m", ifname);

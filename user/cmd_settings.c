@@ -7,6 +7,13 @@
 #include "live.h"
 #include "log.h"
 
+const struct word link_local_words[] = {
+	{ "per-address", XDP_RL_LL_ADDRESS },
+	{ "prefix", XDP_RL_LL_PREFIX },
+	{ "exempt", XDP_RL_LL_EXEMPT },
+	{ NULL, 0 },
+};
+
 const struct word mode_words[] = {
 	{ "native", XDP_FLAGS_DRV_MODE },
 	{ "generic", XDP_FLAGS_SKB_MODE },
@@ -27,6 +34,7 @@ static int either(struct settings *s, int *given, __u32 flag, int on, const char
 
 int settings_option(int opt, const char *arg, const char *cmd, struct settings *s)
 {
+	unsigned int v;
 	const char *why;
 
 	switch (opt) {
@@ -70,6 +78,34 @@ int settings_option(int opt, const char *arg, const char *cmd, struct settings *
 			return usage_err(cmd, "%s: invalid --new-sources '%s': %s (or 'off')", cmd,
 					 arg, why);
 		return 0;
+	case OPT_PROTO:
+		why = word_parse(proto_words, arg, &v);
+		if (why)
+			return usage_err(cmd, "%s: invalid --proto '%s': %s", cmd, arg, why);
+		s->live.select.proto = v;
+		s->has_proto = 1;
+		return 0;
+	case OPT_DPORT:
+		why = parse_ports(arg, &s->live.select);
+		if (why)
+			return usage_err(cmd, "%s: invalid --dport '%.40s': %s (e.g. 80,443,8000-8100, or "
+					 "any)", cmd, arg, why);
+		s->has_dport = 1;
+		return 0;
+	case OPT_SYN:
+	case OPT_NO_SYN:
+		if (s->has_syn && s->live.select.syn != (opt == OPT_SYN))
+			return usage_err(cmd, "%s: --syn and --no-syn exclude each other", cmd);
+		s->live.select.syn = opt == OPT_SYN;
+		s->has_syn = 1;
+		return 0;
+	case OPT_LINK_LOCAL:
+		why = word_parse(link_local_words, arg, &v);
+		if (why)
+			return usage_err(cmd, "%s: invalid --link-local '%s': %s", cmd, arg, why);
+		s->live.link_local = v;
+		s->has_link_local = 1;
+		return 0;
 	case OPT_ON_FULL:
 		why = word_parse(on_full_words, arg, &s->live.on_full);
 		if (why)
@@ -93,5 +129,50 @@ int settings_layers(struct settings *s, const char *cmd, const struct xdp_rl_lay
 	if (s->has_window)
 		s->live.layer[0].window_ns = s->one.window_ns;
 	s->live.nlayers = 1;
+	return 0;
+}
+
+int settings_select(const struct settings *s, struct xdp_rl_live *live, const char *cmd)
+{
+	struct xdp_rl_select sel = live->select;
+	const char *why;
+
+	if (s->has_proto)
+		sel.proto = s->live.select.proto;
+	if (s->has_dport) {
+		sel.nports = s->live.select.nports;
+		memcpy(sel.port_lo, s->live.select.port_lo, sizeof(sel.port_lo));
+		memcpy(sel.port_hi, s->live.select.port_hi, sizeof(sel.port_hi));
+	}
+	if (s->has_syn)
+		sel.syn = s->live.select.syn;
+	why = check_select(&sel);
+	if (why)
+		return usage_err(cmd, "%s: %s", cmd, why);
+	live->select = sel;
+	if (s->has_link_local)
+		live->link_local = s->live.link_local;
+	return 0;
+}
+
+/* The smallest Ethernet frame, and a full-size one, as XDP sees them (no FCS). */
+#define FRAME_MIN 60
+#define FRAME_FULL 1514
+
+int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *cmd)
+{
+	__u32 i;
+
+	for (i = 0; bytes && i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+		if (live->layer[i].limit < FRAME_MIN)
+			return usage_err(cmd, "%s: a limit of %llu bytes can never pass a frame (the "
+					 "smallest is %d bytes)", cmd,
+					 (unsigned long long)live->layer[i].limit, FRAME_MIN);
+		if (live->layer[i].limit < FRAME_FULL)
+			log_warn("%s: with a limit of %llu bytes per window, frames of more than %llu "
+				 "bytes can never pass (a full-size frame is %d)", cmd,
+				 (unsigned long long)live->layer[i].limit,
+				 (unsigned long long)live->layer[i].limit, FRAME_FULL);
+	}
 	return 0;
 }

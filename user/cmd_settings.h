@@ -37,6 +37,11 @@ enum {
 	OPT_RULES,
 	OPT_NEW_SOURCES,
 	OPT_ON_FULL,
+	OPT_PROTO,
+	OPT_DPORT,
+	OPT_SYN,
+	OPT_NO_SYN,
+	OPT_LINK_LOCAL,
 };
 
 /* What `load` and `set` were asked for; has_* tell what was given. */
@@ -45,6 +50,7 @@ struct settings {
 	struct xdp_rl_fixed fixed;
 	struct xdp_rl_layer one; /* --limit and --window */
 	int has_limit, has_window, has_align, has_dry, has_new, has_on_full;
+	int has_proto, has_dport, has_syn, has_link_local;	/* into live.select, live.link_local */
 	unsigned int max_layers; /* --max-layers, 0 if not given */
 	const char *rules_path;
 	struct rule_spec *rules;
@@ -54,6 +60,21 @@ struct settings {
 
 /* --mode: native, generic (XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE). */
 extern const struct word mode_words[];
+/* --link-local: per-address, prefix, exempt (enum xdp_rl_link_local). */
+extern const struct word link_local_words[];
+
+/*
+ * The selector of @live as given in @s (--proto, --dport, --syn, --no-syn),
+ * on top of what @live has; a usage error (EXIT_USAGE) if they cannot go
+ * together, else 0.
+ */
+int settings_select(const struct settings *s, struct xdp_rl_live *live, const char *cmd);
+
+/*
+ * Refuse byte limits that can never pass a frame (below 64 bytes) and warn
+ * about those that can never pass a full-size one: EXIT_USAGE, or 0.
+ */
+int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *cmd);
 
 /*
  * Parse option @opt (with @arg) into @s if it is one that load and set

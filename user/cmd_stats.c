@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* cmd_stats.c - `xdp-rl stats`: a limiter's totals, once or every few seconds. */
 #include <signal.h>
+#include <string.h>
+#include <time.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -27,13 +29,22 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			const struct xdp_rl_stats *prev, double secs, int as_json)
 {
 	struct json j;
-	char label[32];
+	char label[32], when[40];
+	struct timespec now;
+	struct tm tm;
 	int i;
 
+	/* When the counters were read: RFC 3339, UTC, to the millisecond. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ", now.tv_nsec / 1000000);
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);
 		json_str(&j, "interface", l->ifname);
+		json_str(&j, "time", when);
+		json_u64(&j, "time_ms", (__u64)now.tv_sec * 1000 + now.tv_nsec / 1000000);
 		for (i = 0; i < XDP_RL_STAT_MAX; i++)
 			json_u64(&j, stat_names[i], s->c[i]);
 		if (prev) {
@@ -47,7 +58,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 		json_finish(&j);
 		return;
 	}
-	printf("%s:\n", l->ifname);
+	printf("%s: %s\n", l->ifname, when);
 	for (i = 0; i < XDP_RL_STAT_MAX; i++) {
 		if (i == XDP_RL_STAT_PASSED_BYTES || i == XDP_RL_STAT_DROPPED_BYTES)
 			continue;

@@ -48,7 +48,7 @@ static void status_one(struct limiter *l, struct json *j)
 	const char *clock = live_clock_name(live);
 	__u64 n4, n6;
 	struct link_state ls;
-	char w[32], desc[256];
+	char w[32], desc[256], sel[96];
 
 	link_state(l, &ls);
 	/*
@@ -75,6 +75,8 @@ static void status_one(struct limiter *l, struct json *j)
 		layers_json(j, live->layer, live->nlayers, NULL);
 		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
 		json_str(j, "clock", clock);
+		select_json(j, "select", &live->select);
+		json_str(j, "link_local", word_name(link_local_words, live->link_local));
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
@@ -107,6 +109,11 @@ static void status_one(struct limiter *l, struct json *j)
 		       word_name(mode_words, f->xdp_mode), ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
 	printf("  clock    %s\n", clock);
+	fmt_select(&live->select, sel, sizeof(sel));
+	printf("  selects  %s packets%s; link-local sources %s\n", sel,
+	       xdp_rl_select_all(&live->select) ? "" : " (the others pass untouched)",
+	       live->link_local == XDP_RL_LL_EXEMPT ? "exempt" :
+	       live->link_local == XDP_RL_LL_PREFIX ? "keyed by prefix" : "keyed per address");
 	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
 	       "room for %u layer%s\n",
 	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,

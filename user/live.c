@@ -69,13 +69,17 @@ static int same_limits(const struct xdp_rl_live *a, const struct xdp_rl_live *b)
  * lasts its length to within two ticks (the tick, and the base measured at
  * load), 0.8% at most.
  */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window, __u64 rules_max_window,
+void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 		 const struct xdp_rl_live *prev, int rules_changed)
 {
-	__u64 tick = coarse_tick_ns(), shortest = rules_min_window;
+	__u64 tick = coarse_tick_ns(), shortest = rs->min_window;
 	__u32 i;
 
-	live->max_window_ns = rules_max_window;
+	live->max_window_ns = rs->max_window;
+	/* The datapath reads the transport header only when a selector needs it. */
+	live->flags &= ~XDP_RL_F_SELECT;
+	if (rs->any_select || !xdp_rl_select_all(&live->select))
+		live->flags |= XDP_RL_F_SELECT;
 	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		if (!shortest || live->layer[i].window_ns < shortest)
 			shortest = live->layer[i].window_ns;
@@ -112,6 +116,12 @@ void live_describe(const struct xdp_rl_live *live, int bytes, char *buf, size_t 
 	off += snprintf(buf + off, len - off, ", %s%s",
 			live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per key",
 			live->flags & XDP_RL_F_DRY_RUN ? ", dry run" : "");
+	if (off < len && !xdp_rl_select_all(&live->select)) {
+		off += snprintf(buf + off, len - off, ", only ");
+		if (off < len)
+			fmt_select(&live->select, buf + off, len - off);
+		off = strlen(buf);
+	}
 	if (off < len && live->new_sources.limit) {
 		fmt_duration(live->new_sources.window_ns, w, sizeof(w));
 		snprintf(buf + off, len - off, "; at most %llu new sources per %s, then %s",

@@ -23,12 +23,17 @@ const char *live_clock_name(const struct xdp_rl_live *live);
 
 /*
  * Derived settings (the clock, the TAI offset, when the limits last
- * changed, the longest window in force), before publishing @live.
- * @rules_min_window and @rules_max_window are the shortest and longest
- * window of any rule (0: none); @prev is what runs now (NULL for a new
+ * changed, the longest window in force, whether a selector is set), before
+ * publishing @live. @rs says what of the rules matters; @prev is what runs now (NULL for a new
  * limiter); @rules_changed says the rules changed too.
  */
-void live_finish(struct xdp_rl_live *live, __u64 rules_min_window, __u64 rules_max_window,
+/* What of the rules the live settings depend on (rules.h: rules_summarize). */
+struct rules_summary {
+	__u64 min_window, max_window;	/* their shortest and longest windows, 0: none */
+	int any_select;			/* one of them has a selector */
+};
+
+void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 		 const struct xdp_rl_live *prev, int rules_changed);
 
 /* Human-readable summary: "1000 packets per 1s window, per key". */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* options.c - strict parsers: "80abc", "", "-1" and overflow are refused. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ static const struct {
 	{ "s", 1000000000ULL },
 	{ "m", 60ULL * 1000000000ULL },
 	{ "h", 3600ULL * 1000000000ULL },
+	{ "d", 86400ULL * 1000000000ULL },
 };
 
 /* Digits only, and the end of them in *end. */
@@ -76,7 +78,7 @@ const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns)
 	if (e)
 		return e;
 	if (!*end)
-		return "needs a unit: ns, us, ms, s, m or h (e.g. 500ms, 1s)";
+		return "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)";
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].name))
 			continue;
@@ -90,7 +92,7 @@ const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns)
 		*ns = v * units[i].ns;
 		return NULL;
 	}
-	return "unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)";
+	return "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)";
 }
 
 const char *parse_addr(const char *s, struct ip_addr *a)
@@ -234,4 +236,104 @@ const char *word_name(const struct word *w, unsigned int val)
 		if (w[i].val == val)
 			return w[i].name;
 	return "?";
+}
+
+const struct word proto_words[] = {
+	{ "tcp", IPPROTO_TCP },
+	{ "udp", IPPROTO_UDP },
+	{ "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 },
+	{ "any", 0 },
+	{ NULL, 0 },
+};
+
+/* One port, 1..65535. */
+static const char *parse_port(const char *s, size_t n, __u16 *port)
+{
+	char num[8];
+	const char *e;
+	__u64 v;
+
+	if (!n || n >= sizeof(num))
+		return n ? "port out of range 1..65535" : "empty port";
+	memcpy(num, s, n);
+	num[n] = '\0';
+	e = parse_u64(num, 1, 65535, &v);
+	if (e)
+		return e;
+	*port = v;
+	return NULL;
+}
+
+const char *parse_ports(const char *s, struct xdp_rl_select *sel)
+{
+	static char why[96];
+	const char *p = s, *comma, *dash, *e;
+	__u16 lo, hi;
+	size_t n;
+
+	sel->nports = 0;
+	if (!s || !*s)
+		return "empty port list";
+	if (!strcmp(s, "any"))
+		return NULL;
+	for (;;) {
+		comma = strchr(p, ',');
+		n = comma ? (size_t)(comma - p) : strlen(p);
+		dash = memchr(p, '-', n);
+		e = parse_port(p, dash ? (size_t)(dash - p) : n, &lo);
+		if (!e)
+			e = dash ? parse_port(dash + 1, n - (dash + 1 - p), &hi) : (hi = lo, NULL);
+		if (e) {
+			snprintf(why, sizeof(why), "'%.*s': %s", (int)(n < 20 ? n : 20), p, e);
+			return why;
+		}
+		if (hi < lo) {
+			snprintf(why, sizeof(why), "range %u-%u runs backwards", lo, hi);
+			return why;
+		}
+		if (sel->nports == XDP_RL_MAX_PORT_RANGES) {
+			snprintf(why, sizeof(why), "more than %d ports and ranges", XDP_RL_MAX_PORT_RANGES);
+			return why;
+		}
+		sel->port_lo[sel->nports] = lo;
+		sel->port_hi[sel->nports] = hi;
+		sel->nports++;
+		if (!comma)
+			return NULL;
+		p = comma + 1;
+	}
+}
+
+const char *check_select(const struct xdp_rl_select *sel)
+{
+	if (sel->syn && sel->proto && sel->proto != IPPROTO_TCP)
+		return "--syn is TCP's: it goes with --proto tcp (or no --proto)";
+	if (sel->nports && sel->proto && sel->proto != IPPROTO_TCP && sel->proto != IPPROTO_UDP)
+		return "--dport goes with --proto tcp or udp (or no --proto)";
+	return NULL;
+}
+
+void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	if (xdp_rl_select_all(sel)) {
+		snprintf(buf, len, "all");
+		return;
+	}
+	if (sel->proto)
+		off += snprintf(buf + off, len - off, "%s", word_name(proto_words, sel->proto));
+	for (i = 0; i < sel->nports && off < len; i++) {
+		off += snprintf(buf + off, len - off, "%s", i ? "," : off ? " dport " : "dport ");
+		if (off >= len)
+			break;
+		off += sel->port_lo[i] == sel->port_hi[i] ?
+			       snprintf(buf + off, len - off, "%u", sel->port_lo[i]) :
+			       snprintf(buf + off, len - off, "%u-%u", sel->port_lo[i], sel->port_hi[i]);
+	}
+	if (sel->syn && off < len)
+		snprintf(buf + off, len - off, "%ssyn", off ? " " : "");
 }

@@ -47,6 +47,21 @@ const char *word_name(const struct word *w, unsigned int val);
 /* "a, b or c": every word of @w. */
 void word_list(const struct word *w, char *buf, size_t len);
 
+/* --proto: tcp, udp, icmp, icmpv6, any (IPPROTO_*, 0). */
+extern const struct word proto_words[];
+/*
+ * --dport LIST: ports and ranges, "80,443,8000-8100" (at most
+ * XDP_RL_MAX_PORT_RANGES, 1..65535), into @sel; "any" clears it.
+ */
+const char *parse_ports(const char *s, struct xdp_rl_select *sel);
+/* "tcp dport 80,443 syn", or "all" for a selector that takes every packet. */
+void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len);
+/*
+ * The --proto, --dport and --syn options of @sel together: a usage
+ * error's text, or NULL. --syn is TCP's, and a port list needs tcp or udp.
+ */
+const char *check_select(const struct xdp_rl_select *sel);
+
 /* The shortest exact spelling of a duration: 1s, 1500ms, 15m. */
 void fmt_duration(__u64 ns, char *buf, size_t len);
 /* addr/prefix, e.g. 198.18.0.0/24 or 2001:2::/64 */

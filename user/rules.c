@@ -18,7 +18,7 @@
 #include "log.h"
 #include "rules.h"
 
-enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED };
+enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_PROTO, OPT_DPORT, OPT_SYN };
 
 const struct word rule_action_words[] = {
 	{ "limit", XDP_RL_RULE_LIMIT },
@@ -35,8 +35,12 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 					      { "deny", no_argument, NULL, OPT_DENY },
 					      { "layer", required_argument, NULL, OPT_LAYER },
 					      { "shared", no_argument, NULL, OPT_SHARED },
+					      { "proto", required_argument, NULL, OPT_PROTO },
+					      { "dport", required_argument, NULL, OPT_DPORT },
+					      { "syn", no_argument, NULL, OPT_SYN },
 					      { 0 } };
 	int opt, allow = 0, deny = 0;
+	unsigned int proto;
 	const char *e;
 
 	memset(r, 0, sizeof(*r));
@@ -47,6 +51,22 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		case OPT_ALLOW: allow = 1; break;
 		case OPT_DENY: deny = 1; break;
 		case OPT_SHARED: r->rule.flags |= XDP_RL_RULE_F_SHARED; break;
+		case OPT_SYN: r->rule.select.syn = 1; break;
+		case OPT_PROTO:
+			e = word_parse(proto_words, optarg, &proto);
+			if (e) {
+				snprintf(why, len, "invalid --proto '%.20s': %s", optarg, e);
+				return -1;
+			}
+			r->rule.select.proto = proto;
+			break;
+		case OPT_DPORT:
+			e = parse_ports(optarg, &r->rule.select);
+			if (e) {
+				snprintf(why, len, "invalid --dport '%.40s': %s", optarg, e);
+				return -1;
+			}
+			break;
 		case OPT_LAYER:
 			if (r->rule.nlayers == XDP_RL_MAX_LAYERS) {
 				snprintf(why, len, "at most %d --layer options", XDP_RL_MAX_LAYERS);
@@ -89,6 +109,11 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 	}
 	if (allow + deny + !!r->rule.nlayers != 1) {
 		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
+		return -1;
+	}
+	e = check_select(&r->rule.select);
+	if (e) {
+		snprintf(why, len, "%s", e);
 		return -1;
 	}
 	r->rule.action = allow ? XDP_RL_RULE_ALLOW : deny ? XDP_RL_RULE_DENY : XDP_RL_RULE_LIMIT;
@@ -400,35 +425,57 @@ static void layers_text(const struct xdp_rl_layer *l, __u32 n, char *buf, size_t
 
 void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 {
-	char pfx[INET6_ADDRSTRLEN + 8], lay[160];
+	char pfx[INET6_ADDRSTRLEN + 8], lay[160], sel[96] = "";
 
 	fmt_prefix(&r->addr, r->prefix, pfx, sizeof(pfx));
+	if (!xdp_rl_select_all(&r->rule.select)) {
+		sel[0] = ' ';
+		fmt_select(&r->rule.select, sel + 1, sizeof(sel) - 1);
+	}
 	if (r->rule.action == XDP_RL_RULE_ALLOW) {
-		snprintf(buf, len, "%s allow", pfx);
+		snprintf(buf, len, "%s%s allow", pfx, sel);
 		return;
 	}
 	if (r->rule.action == XDP_RL_RULE_DENY) {
-		snprintf(buf, len, "%s deny", pfx);
+		snprintf(buf, len, "%s%s deny", pfx, sel);
 		return;
 	}
 	layers_text(r->rule.layer, r->rule.nlayers, lay, sizeof(lay));
-	snprintf(buf, len, "%s limit %s%s", pfx, lay,
+	snprintf(buf, len, "%s%s limit %s%s", pfx, sel, lay,
 		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "");
+}
+
+static int any_select(const struct rule_spec *r, void *ctx)
+{
+	*(int *)ctx |= !xdp_rl_select_all(&r->rule.select);
+	return 0;
+}
+
+void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+	rules_foreach(fd, min_window, &rs->min_window);
+	rules_foreach(fd, max_window, &rs->max_window);
+	rules_foreach(fd, any_select, &rs->any_select);
+	if (adding) {
+		min_window(adding, &rs->min_window);
+		max_window(adding, &rs->max_window);
+		any_select(adding, &rs->any_select);
+	}
 }
 
 int rules_publish(struct limiter *l, struct rule_spec *adding)
 {
 	struct xdp_rl_live live = *limiter_live(l);
-	__u64 shortest = rules_min_window(l->fd), longest = rules_max_window(l->fd);
+	struct rules_summary rs;
 
 	rules_count(l->fd, &live.nrules4, &live.nrules6);
+	rules_summarize(l->fd, adding, &rs);
 	if (adding) {
 		if (adding->addr.family == AF_INET6)
 			live.nrules6++;
 		else
 			live.nrules4++;
-		min_window(adding, &shortest);
-		max_window(adding, &longest);
 		/* Its own limit set: no window is charged under two (include/xdp_rl.h). */
 		if (l->cfg.next_lsid >= XDP_RL_LSID_MAX) {
 			errno = EOVERFLOW;
@@ -436,7 +483,7 @@ int rules_publish(struct limiter *l, struct rule_spec *adding)
 		}
 		adding->rule.lsid = l->cfg.next_lsid++;
 	}
-	live_finish(&live, shortest, longest, limiter_live(l), 1);
+	live_finish(&live, &rs, limiter_live(l), 1);
 	return limiter_publish(l, &live);
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "options.h"
 #include "limiter.h"
+#include "live.h"
 
 struct rule_spec {
 	struct ip_addr addr;
@@ -61,6 +62,8 @@ int rule_delete(const int *fd, const struct rule_spec *r);
 __u64 rules_min_window(const int *fd);
 /* The longest window of any rule (0 if none). */
 __u64 rules_max_window(const int *fd);
+/* What of the rules in the tries of @fd the live settings depend on (live.h), with @adding. */
+void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs);
 /* Rules per family. */
 void rules_count(const int *fd, __u32 *n4, __u32 *n6);
 /*

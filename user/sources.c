@@ -230,10 +230,12 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 	__u32 i;
 
 	for (i = 0; st && i < src->nlayers; i++) {
-		if (!src->count[i] || src->count[i] < src->lay[i].limit)
+		if (!src->count[i])
 			continue;
+		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
 		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
-		src->count_error_packets[i] = (__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
+		if (xdp_rl_count(st[i].count_gen) >= src->lay[i].limit)
+			src->count_error_packets[i] = (__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
 	}
 }
 

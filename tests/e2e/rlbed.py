@@ -163,8 +163,10 @@ class Bed:
 
     # ---- traffic ---------------------------------------------------------
 
-    def send_argv(self, srcs, count, dst=None, vlans=(), size=None, src_range=None):
-        """The sendpkts command line that sends @count frames from each source."""
+    def send_argv(self, srcs, count, dst=None, vlans=(), size=None, src_range=None, proto=None,
+                  dport=None, flags=None, link_local=False):
+        """The sendpkts command line that sends @count frames from each source
+        (UDP to port 9 unless @proto, @dport and TCP @flags say otherwise)."""
         srcs = [srcs] if isinstance(srcs, str) else list(srcs)
         if dst is None:
             v6 = ":" in (srcs[0] if srcs else src_range)
@@ -180,6 +182,14 @@ class Bed:
             argv += ["--vlan", v]
         if size:
             argv += ["--size", size]
+        if proto:
+            argv += ["--proto", proto]
+        if dport:
+            argv += ["--dport", dport]
+        if flags:
+            argv += ["--tcp-flags", flags]
+        if link_local:
+            argv += ["--link-local"]
         return [str(a) for a in argv]
 
     @staticmethod

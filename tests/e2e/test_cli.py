@@ -165,6 +165,15 @@ def test_stats_watch_json_lines(bed):
     for d in docs[1:]:
         assert set(d["per_second"]) >= {"passed", "dropped"}, d
     assert docs[-1]["passed"] == 10 and docs[-1]["dropped"] == 2, docs
+    # Each line says when it was read: RFC 3339 UTC and Unix ms, a second apart.
+    now = time.time() * 1000
+    for d in docs:
+        assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", d["time"]), d
+        assert now - 10000 < d["time_ms"] <= now, d
+    gaps = [b["time_ms"] - a["time_ms"] for a, b in zip(docs, docs[1:])]
+    assert all(900 <= g <= 1500 for g in gaps), gaps
+    text = bed.xdp_ok("stats", bed.rx_if)
+    assert re.match(rf"^{bed.rx_if}: \d{{4}}-\d\d-\d\dT[\d:.]+Z$", text.splitlines()[0]), text
 
 
 def test_stats_watch_notices_unload(bed):
@@ -199,6 +208,11 @@ def test_stats_watch_notices_unload(bed):
         json.loads(line)
 
 
+def untimed(stats):
+    """`stats` without when it was read."""
+    return {k: v for k, v in stats.items() if k not in ("time", "time_ms")}
+
+
 def test_second_load_fails_and_force_replaces(bed):
     src = "198.19.15.1"
     bed.nft_counters({src: f"ip saddr {src}"})
@@ -223,7 +237,7 @@ def test_second_load_fails_and_force_replaces(bed):
     assert bed.xdp_prog_id() == after["prog_id"]
     # Same table settings: the window and the counters carry over.
     assert bed.get(src)["count"] == 4
-    assert bed.stats() == stats_before
+    assert untimed(bed.stats()) == untimed(stats_before)
     bed.send(src, 50)                        # count 5..54: 46 pass under the new limit
     assert bed.counts()[src] == 50
     assert bed.get(src)["count"] == 54

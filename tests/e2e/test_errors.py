@@ -124,7 +124,8 @@ def snapshot(bed):
     st = bed.status()
     for k in ("active_sources_v4", "active_sources_v6"):
         st.pop(k)
-    return st, bed.stats(), bed.get(SRC)["count"], bed.xdp_prog_id()
+    stats = {k: v for k, v in bed.stats().items() if k not in ("time", "time_ms")}
+    return st, stats, bed.get(SRC)["count"], bed.xdp_prog_id()
 
 
 def fill(bed, argv):

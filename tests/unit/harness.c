@@ -34,7 +34,7 @@ struct pkt build(const struct pkt_spec *s)
 {
 	struct pkt p = {};
 	__u8 *q = p.b;
-	int i;
+	int i, proto, tlen;
 
 	memset(q, 0x02, 12); /* dst and src MAC */
 	q += 12;
@@ -46,30 +46,64 @@ struct pkt build(const struct pkt_spec *s)
 	put16(q, s->family == V4 ? ETH_P_IP : ETH_P_IPV6);
 	q += 2;
 	/* Headers built aside and copied in: at offset 14 they are not aligned. */
+	proto = s->proto ? s->proto : IPPROTO_UDP;
+	tlen = proto == IPPROTO_TCP ? 20 : 8;
 	if (s->family == V4) {
 		struct iphdr ip = {};
 
 		ip.version = 4;
 		ip.ihl = 5;
 		ip.ttl = 64;
-		ip.protocol = IPPROTO_UDP;
-		ip.tot_len = htons(28);
+		ip.protocol = proto;
+		ip.tot_len = htons(20 + tlen);
+		if (s->later_fragment)
+			ip.frag_off = htons(100); /* offset 800 bytes */
 		inet_pton(AF_INET, s->src, &ip.saddr);
 		inet_pton(AF_INET, "198.18.0.2", &ip.daddr);
 		memcpy(q, &ip, sizeof(ip));
-		q += 28;
+		q += 20;
 	} else {
 		struct ipv6hdr ip6 = {};
+		__u8 opt[8] = {}, frag[8] = {};
 
 		ip6.version = 6;
-		ip6.nexthdr = IPPROTO_UDP;
+		ip6.nexthdr = s->ext ? IPPROTO_DSTOPTS : s->later_fragment ? IPPROTO_FRAGMENT : proto;
 		ip6.hop_limit = 64;
-		ip6.payload_len = htons(8);
+		ip6.payload_len = htons(tlen + 8 * s->ext + 8 * !!s->later_fragment);
 		inet_pton(AF_INET6, s->src, &ip6.saddr);
 		inet_pton(AF_INET6, "2001:2::2", &ip6.daddr);
 		memcpy(q, &ip6, sizeof(ip6));
-		q += 48;
+		q += 40;
+		for (i = 0; i < s->ext; i++) {
+			opt[0] = i + 1 < s->ext ? IPPROTO_DSTOPTS :
+				 s->later_fragment ? IPPROTO_FRAGMENT :
+						     proto;
+			opt[2] = 1; /* PadN of 4 */
+			opt[3] = 4;
+			memcpy(q, opt, 8);
+			q += 8;
+		}
+		if (s->later_fragment) {
+			frag[0] = proto;
+			put16(frag + 2, 100 << 3); /* offset 800 bytes */
+			memcpy(q, frag, 8);
+			q += 8;
+		}
 	}
+	if (!s->later_fragment) {
+		__u8 th[20] = {};
+
+		put16(th, 40000);
+		put16(th + 2, s->dport);
+		if (proto == IPPROTO_TCP) {
+			th[12] = 5 << 4;
+			th[13] = s->tcp_flags;
+		} else if (proto == IPPROTO_UDP) {
+			put16(th + 4, 8);
+		}
+		memcpy(q, th, tlen);
+	}
+	q += tlen;
 	p.len = q - p.b;
 	if (s->size > p.len)
 		p.len = s->size;

@@ -71,9 +71,9 @@ UNIT_TEST(parse_duration)
 		{ "500ms", 500000000ULL },   { "1000us", 1000000ULL },
 		{ "2000000ns", 2000000ULL }, { "1s", SEC_NS },
 		{ "15m", 15 * 60 * SEC_NS }, { "2h", 2 * 3600 * SEC_NS },
-		{ "8784h", WINDOW_MAX_NS }, /* 366 days */
+		{ "8784h", WINDOW_MAX_NS }, { "366d", WINDOW_MAX_NS }, { "2d", 2 * 86400 * SEC_NS },
 	};
-	static const char range[] = "out of range 1ms..8784h";
+	static const char range[] = "out of range 1ms..366d";
 	__u64 ns;
 	size_t i;
 
@@ -85,16 +85,16 @@ UNIT_TEST(parse_duration)
 			  (unsigned long long)ok[i].ns);
 	}
 	ASSERT_STREQ(parse_duration("10", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "needs a unit: ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+		     "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_duration: a number without a unit is refused");
-	ASSERT_STREQ(parse_duration("10d", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+	ASSERT_STREQ(parse_duration("10w", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_duration: an unknown unit");
 	ASSERT_STREQ(parse_duration("10 s", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_duration: no space before the unit");
 	ASSERT_STREQ(parse_duration("1S", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_duration: units are lower case");
 	ASSERT_STREQ(parse_duration("", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns), "empty value",
 		     "parse_duration: \"\" is empty");
@@ -163,11 +163,11 @@ UNIT_TEST(parse_layer)
 	ASSERT_STREQ(parse_layer("10x/1s", &l), "limit '10x': not a number",
 		     "parse_layer: a limit that is not a number");
 	ASSERT_STREQ(parse_layer("100/1", &l),
-		     "window '1': needs a unit: ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+		     "window '1': needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_layer: a window without a unit");
 	ASSERT_STREQ(parse_layer("100/", &l), "window '': empty value", "parse_layer: no window");
 	ASSERT_STREQ(parse_layer("100/1s/2s", &l),
-		     "window '1s/2s': unknown unit: use ns, us, ms, s, m or h (e.g. 500ms, 1s)",
+		     "window '1s/2s': unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
 		     "parse_layer: one slash only");
 	ASSERT_STREQ(parse_layer("70368744177664/1s", &l), NULL,
 		     "parse_layer: the largest limit (XDP_RL_LIMIT_MAX) is accepted");
@@ -243,7 +243,7 @@ UNIT_TEST(fmt_duration)
 		{ 60 * SEC_NS, "1m" },
 		{ 90 * 60 * SEC_NS, "90m" },
 		{ 3600 * SEC_NS, "1h" },
-		{ WINDOW_MAX_NS, "8784h" },
+		{ WINDOW_MAX_NS, "366d" },
 		{ ~0ULL, "18446744073709551615ns" },
 	};
 	char s[32];
