@@ -2,7 +2,8 @@
 /*
  * bare.bpf.c - the floor of the XDP hook: programs that only return a
  * verdict. Built with the same flags as xdp-rl; the bench subtracts them.
- * bare_clock and bare_coarse also read a clock, to show what that costs.
+ * bare_clock and bare_coarse also read a clock, to show what that costs;
+ * bare_atomic writes a line every CPU writes.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -42,6 +43,20 @@ SEC("xdp")
 int bare_jiffies(struct xdp_md *ctx)
 {
 	clock_sink = bpf_jiffies64();
+	return XDP_DROP;
+}
+
+/*
+ * The floor plus one atomic add to a cache line every CPU writes: on two
+ * CPUs, what a line bouncing between them costs at that moment (on a VM,
+ * it depends on where the host runs the two vCPUs).
+ */
+__u64 hot_line[8] __attribute__((aligned(64)));
+
+SEC("xdp")
+int bare_atomic(struct xdp_md *ctx)
+{
+	__sync_fetch_and_add(&hot_line[0], 1);
 	return XDP_DROP;
 }
 

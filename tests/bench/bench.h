@@ -22,6 +22,13 @@ struct bench_ctr {
 	__u64 pad[7];
 };
 
+/* wrap_stamped's record of one CPU's test run (wrap.bpf.c), a cache line of its own. */
+struct bench_stamp {
+	__u64 n;	   /* packets so far */
+	__u64 first, last; /* bpf_ktime_get_ns() at the first and at the stamp_last-th */
+	__u64 pad[5];
+};
+
 /* The frames the bench sends: Ethernet + IPv4/IPv6 + UDP, padded to this. */
 #define BENCH_FRAME_LEN 64
 

@@ -42,8 +42,16 @@ __u32 step = 1;			      /* 1 .. nsrc, coprime with nsrc */
 __u32 base[BENCH_MAX_CPUS];	      /* first source of each CPU, host order */
 struct bench_ctr ctr[BENCH_MAX_CPUS]; /* next source index of each CPU */
 
-SEC("xdp")
-int wrap(struct xdp_md *ctx)
+/*
+ * wrap_stamped: when each CPU's test run took its first packet and its
+ * stamp_last-th (0-based), on the kernel's clock, so that the bench can see
+ * how long two CPUs' runs ran at once. User space zeroes stamp[] and sets
+ * stamp_last before each run.
+ */
+struct bench_stamp stamp[BENCH_MAX_CPUS];
+__u64 stamp_last;
+
+static __always_inline int walk(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -62,6 +70,25 @@ int wrap(struct xdp_md *ctx)
 		((struct ipv6hdr *)(eth + 1))->saddr.in6_u.u6_addr32[3] = a;
 	bpf_tail_call(ctx, &progs, BENCH_SLOT_TARGET);
 	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int wrap(struct xdp_md *ctx)
+{
+	return walk(ctx);
+}
+
+SEC("xdp")
+int wrap_stamped(struct xdp_md *ctx)
+{
+	struct bench_stamp *s = &stamp[bpf_get_smp_processor_id() & (BENCH_MAX_CPUS - 1)];
+	__u64 n = s->n++;
+
+	if (!n)
+		s->first = bpf_ktime_get_ns();
+	else if (n == stamp_last)
+		s->last = bpf_ktime_get_ns();
+	return walk(ctx);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
