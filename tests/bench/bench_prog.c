@@ -5,10 +5,13 @@
  *   bench_prog kern [--quick] [--runs N] [--json FILE]
  *                                    in-kernel cost per packet (BPF_PROG_TEST_RUN)
  *   bench_prog gen --netns NS --dev IF --dst-mac MAC --sources N --base ADDR
- *                  --seconds S --cpu C   the end-to-end load generator (one JSON line)
+ *                  --seconds S --cpu C[,C...]
+ *                                    the end-to-end load generator, a thread per CPU
+ *                                    (one JSON line)
  *   bench_prog xdp --netns NS --dev IF (drop|pass|off)
  *                                    attach a bare XDP program (native mode) or detach
  *   bench_prog mem [--json FILE]     map memory per tracked source
+ *   bench_prog line                  what a line both CPUs write costs now (one JSON line)
  *
  * Benchmark only; needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN for setns).
  */
@@ -165,10 +168,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*run)(int, char **);
 	} cmds[] = {
-		{ "kern", cmd_kern },
-		{ "gen", cmd_gen },
-		{ "xdp", cmd_xdp },
-		{ "mem", cmd_mem },
+		{ "kern", cmd_kern }, { "gen", cmd_gen },   { "xdp", cmd_xdp },
+		{ "mem", cmd_mem },   { "line", cmd_line },
 	};
 	size_t i;
 
@@ -179,6 +180,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].run(argc - 1, argv + 1);
 usage:
-	fprintf(stderr, "usage: bench_prog kern|gen|xdp|mem ... (see tests/bench/bench_prog.c)\n");
+	fprintf(stderr,
+		"usage: bench_prog kern|gen|xdp|mem|line ... (see tests/bench/bench_prog.c)\n");
 	return 2;
 }

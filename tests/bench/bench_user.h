@@ -37,5 +37,6 @@ int cmd_kern(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_xdp(int argc, char **argv);
 int cmd_mem(int argc, char **argv);
+int cmd_line(int argc, char **argv);
 
 #endif
