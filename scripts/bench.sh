@@ -5,7 +5,7 @@
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
-# Prints three tables and writes them to BUILD/bench/results.txt (raw data
+# Prints its tables and writes them to BUILD/bench/results.txt (raw data
 # beside it: kern.json, e2e.json, e2e.jsonl, mem.json). Timings are only
 # measured, never asserted; make test does not run this.
 #
@@ -62,14 +62,14 @@ say "XDP_DROP in the same run. Steady state: every source already has an open 1 
 say "plain/xdp-rl = plain reference's (d) over"
 say "xdp-rl's (| the same for ns/pkt with the floor). Fresh tables: N new sources through empty tables (every packet an insert), then the same N again."
 say "Runs of 250 000 packets (fresh: one pass over the N sources), sources visited in an order unrelated to their order in memory;"
-say "11 runs steady, 7 fresh, program order reversed every other run;"
+say "11 runs steady, 7 fresh, program order reversed every other run; after the steady table, one window every CPU charges, on 1 and 2 CPUs (its own note);"
 say "median [range] after trimming the lowest and highest fifth. Sources: IPv4 198.18.0.0/15 (240.0.0.0/4 above 131 072), IPv6 2001:2::/96 (/128 keys)."
 part 600 "$bp" kern "${kern_args[@]}"
 
 say ""
 say "== 2. End to end: a flood through a veth pair into a namespace, generated in the kernel (BPF_F_TEST_XDP_LIVE_FRAMES + bpf_redirect)"
 read -r rx tx rx_if tx_if rx_mac < <("$here/testbed.sh" up "$tag")
-part 400 "$py" "$here/bench_e2e.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
+part 900 "$py" "$here/bench_e2e.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
 	--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/e2e" \
 	--rounds "$rounds" --seconds "$secs"
 

@@ -15,7 +15,14 @@ NAPI poll runs in softirq on the same CPU, in the generator's context, so
 the CPU a case costs is the generator thread's CPU time plus any ksoftirqd
 time, over the frames sent (see tests/bench/bench_e2e.c).
 
-Prints the table; writes every raw record to OUT.jsonl.
+Then one source alone (issue 11), from one generator thread on one CPU and
+from one on each of two CPUs at once, into the veth's two queues, so that
+XDP runs on both CPUs and charges one window: bare XDP_DROP against xdp-rl
+with that window full. Before each 2-CPU case, `bench_prog line` measures
+what a cache line both CPUs write costs at that moment (on a VM, it depends
+on where the host runs the vCPUs).
+
+Prints the two tables; writes every raw record to OUT.jsonl.
 """
 import argparse
 import json
@@ -33,6 +40,22 @@ CASES = [
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
 ]
+
+# One source flooding (issue 11): a generator thread per CPU, each into its
+# own queue of the two-queue veth, so XDP runs on every CPU at once and
+# charges one window. xdp-rl's window is full before the flood starts.
+HOT_SOURCE = "198.19.0.0"
+HOT_LIMIT = 1000
+HOT_CASES = [
+    ("hot_drop1", "bare XDP_DROP, 1 CPU", "drop", "1"),
+    ("hot_rl1", "xdp-rl, window full, 1 CPU", "rl", "1"),
+    ("hot_drop2", "bare XDP_DROP, 2 CPUs", "drop", "0,1"),
+    ("hot_rl2", "xdp-rl, window full, 2 CPUs", "rl", "0,1"),
+]
+HOT = {c[0]: c for c in HOT_CASES}
+# A 2-CPU round where a line both CPUs write cost each this much more than on
+# one CPU: the vCPUs did not share their caches (bench_kern.c's HOT_BOUNCE_NS).
+LINE_BOUNCED_NS = 10
 
 
 def sh(*args, check=True, input=None):
@@ -62,7 +85,16 @@ class Bed:
 
     def setup(self, case, rnd):
         L, rx_if = self.a.limit, self.rx_if
-        if case == "xdp_drop":
+        if case in HOT:
+            if HOT[case][2] == "drop":
+                self.xdp("drop")
+            else:
+                sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(HOT_LIMIT),
+                   "--window", "1h")
+                # Its window full before the flood: every frame is over the limit.
+                sh(self.a.xdp_rl, "-n", self.rx, "reset", rx_if, HOT_SOURCE, "--count",
+                   str(HOT_LIMIT))
+        elif case == "xdp_drop":
             self.xdp("drop")
         elif case == "xdp_pass":
             self.xdp("pass")
@@ -102,7 +134,7 @@ table ip bench {{
 
     def teardown(self, case):
         """Undo whatever setup() may have done; never fails."""
-        if case == "xdp_rl":
+        if case == "xdp_rl" or (case in HOT and HOT[case][2] == "rl"):
             sh(self.a.xdp_rl, "-n", self.rx, "unload", self.rx_if, check=False)
         if case == "nft_ingress":
             self.nsx("nft", "delete", "table", "netdev", "bench", check=False)
@@ -111,7 +143,7 @@ table ip bench {{
         if case == "ipt_hashlimit":
             # iptables-nft: its table goes whole, so no empty hook stays behind.
             self.nsx("nft", "delete", "table", "ip", "raw", check=False)
-        if case != "xdp_rl":
+        else:
             sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", self.rx_if, "off",
                check=False)
 
@@ -158,7 +190,17 @@ table ip bench {{
                 d = dict(zip(keys[1:], map(int, vals[1:])))
                 c["udp_no_ports"] = d["NoPorts"]
         # The tool's own verdict counters.
-        if case == "xdp_rl":
+        if case in HOT and HOT[case][2] == "rl":
+            s = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "stats", self.rx_if, "--json"))
+            s = s.get("stats", s)
+            c["tool_passed"], c["tool_dropped"] = s["passed"], s["dropped"]
+            # What the source offered in its window, as `get` reports it
+            # (count + drops counted apart, bpf/hot.h), and that report's bound.
+            g = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "get", self.rx_if, HOT_SOURCE,
+                              "--json"))
+            c["hot_count"] = g["count"]
+            c["hot_count_error_max"] = g.get("count_error_max_packets", 0)
+        elif case == "xdp_rl":
             s = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "stats", self.rx_if, "--json"))
             s = s.get("stats", s)
             c["tool_passed"], c["tool_dropped"] = s["passed"], s["dropped"]
@@ -177,11 +219,16 @@ table ip bench {{
             c["tool_dropped"], c["tool_passed"] = cnt[0], cnt[1]
         return c
 
-    def gen(self):
+    def gen(self, case):
+        sources, cpus = (1, HOT[case][3]) if case in HOT else (self.a.sources, str(self.a.cpu))
         out = sh(self.a.bench_prog, "gen", "--netns", self.tx, "--dev", self.tx_if,
-                 "--dst-mac", self.mac, "--sources", str(self.a.sources), "--base", "198.19.0.0",
-                 "--seconds", str(self.a.seconds), "--cpu", str(self.a.cpu))
+                 "--dst-mac", self.mac, "--sources", str(sources), "--base", "198.19.0.0",
+                 "--seconds", str(self.a.seconds), "--cpu", cpus)
         return json.loads(out)
+
+    def line(self):
+        """What a cache line both CPUs write costs each of them now (bench_prog line)."""
+        return json.loads(sh(self.a.bench_prog, "line"))
 
 
 def trimmed(v):
@@ -227,20 +274,24 @@ def main():
     recs = []
     t_start = time.monotonic()
     with open(a.out + ".jsonl", "w") as raw:
+        allc = [c[:2] for c in CASES + HOT_CASES]
         for rnd in range(a.rounds):
-            order = CASES[rnd % len(CASES):] + CASES[:rnd % len(CASES)]
+            order = allc[rnd % len(allc):] + allc[:rnd % len(allc)]
             for case, _ in order:
+                line = None
                 try:
                     bed.setup(case, rnd)
                     time.sleep(0.2)
+                    if case in HOT and "," in HOT[case][3]:
+                        line = bed.line()
                     c0 = bed.counters(case)
-                    g = bed.gen()
+                    g = bed.gen(case)
                     time.sleep(0.1)     # let the last NAPI poll finish
                     c1 = bed.counters(case)
                 finally:
                     bed.teardown(case)
-                rec = {"round": rnd, "case": case, "gen": g,
-                       "delta": {k: c1[k] - c0.get(k, 0) for k in c1}}
+                rec = {"round": rnd, "case": case, "gen": g, "line": line,
+                       "after": c1, "delta": {k: c1[k] - c0.get(k, 0) for k in c1}}
                 recs.append(rec)
                 raw.write(json.dumps(rec) + "\n")
                 raw.flush()
@@ -266,17 +317,32 @@ def main():
             "arrived": d.get("veth_xdp_packets", 0),
             "delivered": d.get("ip_in_delivers", 0),
         }
-        if r["case"] == "xdp_drop":
+        case = r["case"]
+        if case == "xdp_drop" or (case in HOT and HOT[case][2] == "drop"):
             x["passed"], x["dropped"] = 0, d.get("veth_xdp_drops", 0)
-        elif r["case"] == "xdp_pass":
+        elif case == "xdp_pass":
             x["passed"], x["dropped"] = d.get("veth_xdp_packets", 0), 0
         else:
             x["passed"], x["dropped"] = d["tool_passed"], d["tool_dropped"]
-        by.setdefault(r["case"], {})[r["round"]] = x
+        if case in HOT:
+            # How much of its time each generator spent in its test runs
+            # (the lowest): two CPUs contend only while both run.
+            x["on_cpu_pct"] = min(100.0 * t["kernel_ns"] / t["wall_ns"] for t in g["threads"])
+            x["line_bounce_ns"] = r["line"]["bounce_ns"] if r["line"] else None
+            if HOT[case][2] == "rl":
+                # The source's count as `get` reports it grew by what it was offered.
+                x["count_miss"] = d["hot_count"] - x["dropped"]
+                x["count_error_max"] = r["after"]["hot_count_error_max"]
+        by.setdefault(case, {})[r["round"]] = x
 
     base = by["xdp_drop"]
     pas = by["xdp_pass"]
     for case, rounds in by.items():
+        if case in HOT:
+            for rnd, x in rounds.items():
+                x["ratio"] = x["cpu_per_frame"] / by[case[:3] + "_drop" + case[-1]][rnd]["cpu_per_frame"]
+                x["cpus_ratio"] = x["cpu_per_frame"] / by[case[:-1] + "1"][rnd]["cpu_per_frame"]
+            continue
         for rnd, x in rounds.items():
             b = base[rnd]["cpu_per_frame"]
             x["ratio"] = x["cpu_per_frame"] / b
@@ -355,8 +421,56 @@ def main():
           f"'--hashlimit-above {a.limit}/sec --hashlimit-burst {a.limit}' are token buckets: "
           f"{a.limit} at once, then {a.limit}/s, expected = {a.limit} x (1 + T). Same rate, "
           f"different shape; every source offers far more than either lets through.")
+    print()
+    hot_table(by, a)
     print(f"(end to end took {elapsed:.0f} s)")
     return 0
+
+
+def hot_table(by, a):
+    """One source flooding, on 1 CPU and on 2 at once (issue 11)."""
+    print(f"One source flooding: {HOT_SOURCE} alone, 64-byte frames, a generator thread per CPU "
+          f"(CPU {a.cpu}; CPUs 0 and 1 at once, each into its own queue of the two-queue veth, so "
+          f"XDP runs on both and charges one window); xdp-rl '--limit {HOT_LIMIT} --window 1h' "
+          f"with the window full before the flood ('reset {HOT_SOURCE} --count {HOT_LIMIT}'): "
+          f"every frame is over the limit. Same rounds as above, cases in the same rotation.")
+    print("x DROP: CPU/frame over bare XDP_DROP's on the same CPUs, same round. 2 CPUs / 1: "
+          "CPU/frame on 2 CPUs over 1 CPU, same case and round. on CPU: the lower share of "
+          "wall time a generator spent in its test runs (median). line: what a cache line both "
+          "CPUs write cost each of them more on 2 CPUs than on 1, measured just before the case "
+          "(bench_prog line); on this VM it depends on where the host runs the two vCPUs. "
+          "count: the source's count in 'xdp-rl get' (count + drops counted apart) grew by "
+          "exactly the frames xdp-rl dropped, in n of N rounds (else: by how much it missed, "
+          "and get's stated error bound).")
+    print()
+    print(f"{'case':<32}{'CPU ns/frame':<22}{'x DROP':<20}{'2 CPUs / 1':<20}{'Mpps':>6}"
+          f"{'on CPU':>8}{'passed':>9}{'dropped':>10}{'arrived':>10}  checks")
+    for case, label, kind, cpus in HOT_CASES:
+        rs = [by[case][k] for k in sorted(by[case])]
+        med = lambda key: statistics.median([x[key] for x in rs])  # noqa: E731
+        ratio = fmt([x["ratio"] for x in rs], 2, "x") if kind == "rl" else "1.00x"
+        two = fmt([x["cpus_ratio"] for x in rs], 2, "x") if "," in cpus else ""
+        checks = []
+        if "," in cpus:
+            checks.append("line " + fmt([x["line_bounce_ns"] for x in rs], 0, " ns"))
+        if kind == "rl":
+            miss = [x["count_miss"] for x in rs if x["count_miss"]]
+            checks.append(f"count exact in {len(rs) - len(miss)} of {len(rs)}"
+                          + (f" (missed by {min(miss)}..{max(miss)}, bound "
+                             f"{max(x['count_error_max'] for x in rs)})" if miss else ""))
+        print(f"{label:<32}{fmt([x['cpu_per_frame'] for x in rs]):<22}{ratio:<20}{two:<20}"
+              f"{med('mpps'):>6.2f}{med('on_cpu_pct'):>7.0f}%{int(med('passed')):>9}"
+              f"{int(med('dropped')):>10}{int(med('arrived')):>10}  " + "; ".join(checks))
+    bounced = [k for k, x in by["hot_rl2"].items() if x["line_bounce_ns"] is not None
+               and x["line_bounce_ns"] >= LINE_BOUNCED_NS]
+    if bounced:
+        print(f"Rounds where a line both CPUs write cost each at least {LINE_BOUNCED_NS} ns more "
+              f"on 2 CPUs ({len(bounced)} of {len(by['hot_rl2'])}): xdp-rl, window full, 2 CPUs: "
+              + fmt([by["hot_rl2"][k]["ratio"] for k in bounced], 2, "x") + " x DROP, "
+              + fmt([by["hot_rl2"][k]["cpus_ratio"] for k in bounced], 2, "x") + " 2 CPUs / 1.")
+    else:
+        print(f"No round where a line both CPUs write cost each {LINE_BOUNCED_NS} ns or more on "
+              f"2 CPUs: the two vCPUs shared their caches throughout.")
 
 
 if __name__ == "__main__":
