@@ -143,7 +143,7 @@ static __always_inline void parse_transport(void *th, void *end, struct l4 *l)
 		if ((void *)(b + 4) > end)
 			return;
 	} else {
-		l->known = 1;	/* no ports to read */
+		l->known = 1; /* no ports to read */
 		return;
 	}
 	l->dport = (__u16)b[2] << 8 | b[3];
@@ -159,7 +159,7 @@ static __always_inline void parse_l4_v4(struct cursor *c, struct l4 *l)
 		return;
 	l->proto = ip->protocol;
 	if (ip->frag_off & bpf_htons(0x1fff))
-		return;		/* a later fragment: no transport header */
+		return; /* a later fragment: no transport header */
 	parse_transport(c->pos + ip->ihl * 4, c->end, l);
 }
 
@@ -185,7 +185,7 @@ static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 		if (next == IPPROTO_FRAGMENT) {
 			if ((h[2] << 8 | h[3]) & 0xfff8) {
 				l->proto = h[0];
-				return;	/* a later fragment */
+				return; /* a later fragment */
 			}
 			p += 8;
 		} else if (next == IPPROTO_AH) {

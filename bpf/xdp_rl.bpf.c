@@ -28,7 +28,7 @@ enum verdict {
 	V_PASS,
 	V_LIMIT,
 	V_DENY,
-	V_ALLOW, /* passed by an allow rule */
+	V_ALLOW,      /* passed by an allow rule */
 	V_UNSELECTED, /* selected by no limit or rule: passed untouched */
 	V_MALFORMED,
 	V_SLOW, /* limit_fast: not the common case, take the general path */
@@ -491,8 +491,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
  * could (the rules' selectors are judged in limit()). V_UNSELECTED: passed
  * untouched; V_SLOW: go on.
  */
-static __always_inline int classify(struct packet *p, const int v6,
-				    const struct xdp_rl_live *live, struct cursor *c)
+static __always_inline int classify(struct packet *p, const int v6, const struct xdp_rl_live *live,
+				    struct cursor *c)
 {
 	int ll;
 

@@ -356,11 +356,11 @@ XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 ind
 #define XDP_RL_MAX_PORT_RANGES 8
 
 struct xdp_rl_select {
-	__u8 proto;	/* 0: any; IPPROTO_TCP, _UDP, _ICMP or _ICMPV6 */
-	__u8 syn;	/* 1: TCP SYN without ACK only */
-	__u8 nports;	/* 0: any destination port; else port_lo/hi[0..nports) */
+	__u8 proto;  /* 0: any; IPPROTO_TCP, _UDP, _ICMP or _ICMPV6 */
+	__u8 syn;    /* 1: TCP SYN without ACK only */
+	__u8 nports; /* 0: any destination port; else port_lo/hi[0..nports) */
 	__u8 pad;
-	__u16 port_lo[XDP_RL_MAX_PORT_RANGES];	/* host byte order, inclusive */
+	__u16 port_lo[XDP_RL_MAX_PORT_RANGES]; /* host byte order, inclusive */
 	__u16 port_hi[XDP_RL_MAX_PORT_RANGES];
 };
 
@@ -372,9 +372,9 @@ static inline int xdp_rl_select_all(const struct xdp_rl_select *s)
 
 /* Link-local sources (fe80::/10, 169.254.0.0/16): --link-local. */
 enum xdp_rl_link_local {
-	XDP_RL_LL_ADDRESS,	/* each keyed by its whole address (default) */
-	XDP_RL_LL_PREFIX,	/* masked to --v4-prefix/--v6-prefix as any source */
-	XDP_RL_LL_EXEMPT,	/* never limited: passed untouched */
+	XDP_RL_LL_ADDRESS, /* each keyed by its whole address (default) */
+	XDP_RL_LL_PREFIX,  /* masked to --v4-prefix/--v6-prefix as any source */
+	XDP_RL_LL_EXEMPT,  /* never limited: passed untouched */
 };
 
 /* One layer: up to `limit` packets (or bytes) per window of `window_ns`. */
@@ -427,8 +427,8 @@ struct xdp_rl_live {
 	 * `get` and `top` split only later windows into passed and dropped.
 	 */
 	__u64 limits_since_ns;
-	struct xdp_rl_select select;	/* the packets the global limits apply to */
-	__u32 link_local;		/* enum xdp_rl_link_local */
+	struct xdp_rl_select select; /* the packets the global limits apply to */
+	__u32 link_local;	     /* enum xdp_rl_link_local */
 	__u32 pad2;
 };
 

@@ -249,7 +249,8 @@ static int do_load(const char *ifname, struct settings *s)
 		}
 	} else if (stage_attach(&st, cur.fd[PIN_PROG], s->fixed.ifindex, s->fixed.xdp_mode, &e)) {
 		if (e)
-			attach_error(ifname, s->fixed.ifindex, cur.fd[PIN_PROG], s->fixed.xdp_mode, e);
+			attach_error(ifname, s->fixed.ifindex, cur.fd[PIN_PROG], s->fixed.xdp_mode,
+				     e);
 		goto out;
 	}
 	/* Committed: from here on, the next command would finish it if this one could not. */

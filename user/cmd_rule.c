@@ -271,7 +271,8 @@ static const struct opt_spec rule_opts[] = {
 	{ "shared", 0, NULL, "one budget for the whole prefix (with --layer)" },
 	{ "proto", 0, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
 	{ "dport", 0, "LIST", "... to packets to these destination ports only (tcp, udp)" },
-	{ "syn", 0, NULL, "... to TCP SYNs without ACK only; the prefix's other packets\nare judged as if the rule did not exist" },
+	{ "syn", 0, NULL,
+	  "... to TCP SYNs without ACK only; the prefix's other packets\nare judged as if the rule did not exist" },
 	{ "json", 0, NULL, "rule list: one JSON object on stdout" },
 	{ NULL },
 };

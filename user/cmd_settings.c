@@ -88,8 +88,11 @@ int settings_option(int opt, const char *arg, const char *cmd, struct settings *
 	case OPT_DPORT:
 		why = parse_ports(arg, &s->live.select);
 		if (why)
-			return usage_err(cmd, "%s: invalid --dport '%.40s': %s (e.g. 80,443,8000-8100, or "
-					 "any)", cmd, arg, why);
+			return usage_err(
+				cmd,
+				"%s: invalid --dport '%.40s': %s (e.g. 80,443,8000-8100, or "
+				"any)",
+				cmd, arg, why);
 		s->has_dport = 1;
 		return 0;
 	case OPT_SYN:
@@ -156,7 +159,7 @@ int settings_select(const struct settings *s, struct xdp_rl_live *live, const ch
 }
 
 /* The smallest Ethernet frame, and a full-size one, as XDP sees them (no FCS). */
-#define FRAME_MIN 60
+#define FRAME_MIN  60
 #define FRAME_FULL 1514
 
 int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *cmd)
@@ -165,14 +168,16 @@ int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *
 
 	for (i = 0; bytes && i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		if (live->layer[i].limit < FRAME_MIN)
-			return usage_err(cmd, "%s: a limit of %llu bytes can never pass a frame (the "
-					 "smallest is %d bytes)", cmd,
-					 (unsigned long long)live->layer[i].limit, FRAME_MIN);
+			return usage_err(cmd,
+					 "%s: a limit of %llu bytes can never pass a frame (the "
+					 "smallest is %d bytes)",
+					 cmd, (unsigned long long)live->layer[i].limit, FRAME_MIN);
 		if (live->layer[i].limit < FRAME_FULL)
-			log_warn("%s: with a limit of %llu bytes per window, frames of more than %llu "
-				 "bytes can never pass (a full-size frame is %d)", cmd,
-				 (unsigned long long)live->layer[i].limit,
-				 (unsigned long long)live->layer[i].limit, FRAME_FULL);
+			log_warn(
+				"%s: with a limit of %llu bytes per window, frames of more than %llu "
+				"bytes can never pass (a full-size frame is %d)",
+				cmd, (unsigned long long)live->layer[i].limit,
+				(unsigned long long)live->layer[i].limit, FRAME_FULL);
 	}
 	return 0;
 }

@@ -50,8 +50,8 @@ struct settings {
 	struct xdp_rl_fixed fixed;
 	struct xdp_rl_layer one; /* --limit and --window */
 	int has_limit, has_window, has_align, has_dry, has_new, has_on_full;
-	int has_proto, has_dport, has_syn, has_link_local;	/* into live.select, live.link_local */
-	unsigned int max_layers; /* --max-layers, 0 if not given */
+	int has_proto, has_dport, has_syn, has_link_local; /* into live.select, live.link_local */
+	unsigned int max_layers;			   /* --max-layers, 0 if not given */
 	const char *rules_path;
 	struct rule_spec *rules;
 	size_t nrules;

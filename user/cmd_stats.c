@@ -38,7 +38,8 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 	clock_gettime(CLOCK_REALTIME, &now);
 	gmtime_r(&now.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ", now.tv_nsec / 1000000);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03ldZ",
+		 now.tv_nsec / 1000000);
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);

@@ -113,7 +113,8 @@ static void status_one(struct limiter *l, struct json *j)
 	printf("  selects  %s packets%s; link-local sources %s\n", sel,
 	       xdp_rl_select_all(&live->select) ? "" : " (the others pass untouched)",
 	       live->link_local == XDP_RL_LL_EXEMPT ? "exempt" :
-	       live->link_local == XDP_RL_LL_PREFIX ? "keyed by prefix" : "keyed per address");
+	       live->link_local == XDP_RL_LL_PREFIX ? "keyed by prefix" :
+						      "keyed per address");
 	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
 	       "room for %u layer%s\n",
 	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,

@@ -29,8 +29,8 @@ const char *live_clock_name(const struct xdp_rl_live *live);
  */
 /* What of the rules the live settings depend on (rules.h: rules_summarize). */
 struct rules_summary {
-	__u64 min_window, max_window;	/* their shortest and longest windows, 0: none */
-	int any_select;			/* one of them has a selector */
+	__u64 min_window, max_window; /* their shortest and longest windows, 0: none */
+	int any_select;		      /* one of them has a selector */
 };
 
 void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,

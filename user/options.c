@@ -239,12 +239,8 @@ const char *word_name(const struct word *w, unsigned int val)
 }
 
 const struct word proto_words[] = {
-	{ "tcp", IPPROTO_TCP },
-	{ "udp", IPPROTO_UDP },
-	{ "icmp", IPPROTO_ICMP },
-	{ "icmpv6", IPPROTO_ICMPV6 },
-	{ "any", 0 },
-	{ NULL, 0 },
+	{ "tcp", IPPROTO_TCP },	      { "udp", IPPROTO_UDP }, { "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 }, { "any", 0 },	      { NULL, 0 },
 };
 
 /* One port, 1..65535. */
@@ -293,7 +289,8 @@ const char *parse_ports(const char *s, struct xdp_rl_select *sel)
 			return why;
 		}
 		if (sel->nports == XDP_RL_MAX_PORT_RANGES) {
-			snprintf(why, sizeof(why), "more than %d ports and ranges", XDP_RL_MAX_PORT_RANGES);
+			snprintf(why, sizeof(why), "more than %d ports and ranges",
+				 XDP_RL_MAX_PORT_RANGES);
 			return why;
 		}
 		sel->port_lo[sel->nports] = lo;
@@ -332,7 +329,8 @@ void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len)
 			break;
 		off += sel->port_lo[i] == sel->port_hi[i] ?
 			       snprintf(buf + off, len - off, "%u", sel->port_lo[i]) :
-			       snprintf(buf + off, len - off, "%u-%u", sel->port_lo[i], sel->port_hi[i]);
+			       snprintf(buf + off, len - off, "%u-%u", sel->port_lo[i],
+					sel->port_hi[i]);
 	}
 	if (sel->syn && off < len)
 		snprintf(buf + off, len - off, "%ssyn", off ? " " : "");

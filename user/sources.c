@@ -235,7 +235,8 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
 		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
 		if (xdp_rl_count(st[i].count_gen) >= src->lay[i].limit)
-			src->count_error_packets[i] = (__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
+			src->count_error_packets[i] =
+				(__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
 	}
 }
 

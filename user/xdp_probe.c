@@ -35,8 +35,8 @@ static struct rtattr *put(struct req *r, unsigned short type, const void *data, 
 }
 
 /* One RTM_SETLINK with IFLA_XDP {fd, flags[, expected fd]}: the errno, and the kernel's message. */
-static int setlink_xdp(int sock, unsigned int ifindex, int fd, __u32 flags, int expected,
-		       char *msg, size_t len)
+static int setlink_xdp(int sock, unsigned int ifindex, int fd, __u32 flags, int expected, char *msg,
+		       size_t len)
 {
 	char buf[4096];
 	struct req r;

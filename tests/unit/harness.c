@@ -67,7 +67,9 @@ struct pkt build(const struct pkt_spec *s)
 		__u8 opt[8] = {}, frag[8] = {};
 
 		ip6.version = 6;
-		ip6.nexthdr = s->ext ? IPPROTO_DSTOPTS : s->later_fragment ? IPPROTO_FRAGMENT : proto;
+		ip6.nexthdr = s->ext		? IPPROTO_DSTOPTS :
+			      s->later_fragment ? IPPROTO_FRAGMENT :
+						  proto;
 		ip6.hop_limit = 64;
 		ip6.payload_len = htons(tlen + 8 * s->ext + 8 * !!s->later_fragment);
 		inet_pton(AF_INET6, s->src, &ip6.saddr);
@@ -75,7 +77,7 @@ struct pkt build(const struct pkt_spec *s)
 		memcpy(q, &ip6, sizeof(ip6));
 		q += 40;
 		for (i = 0; i < s->ext; i++) {
-			opt[0] = i + 1 < s->ext ? IPPROTO_DSTOPTS :
+			opt[0] = i + 1 < s->ext	   ? IPPROTO_DSTOPTS :
 				 s->later_fragment ? IPPROTO_FRAGMENT :
 						     proto;
 			opt[2] = 1; /* PadN of 4 */

@@ -63,7 +63,7 @@ struct pkt_spec {
 	int vlans;  /* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
 	__u32 size; /* 0: the smallest; else pad to this frame length */
 	/* The transport (for the selectors): */
-	int proto;	    /* 0: UDP; else IPPROTO_TCP, _UDP, _ICMP, _ICMPV6 */
+	int proto; /* 0: UDP; else IPPROTO_TCP, _UDP, _ICMP, _ICMPV6 */
 	__u16 dport;
 	__u8 tcp_flags;	    /* TCP: e.g. 0x02 SYN, 0x12 SYN+ACK */
 	int later_fragment; /* a fragment after the first: no transport header */

@@ -29,7 +29,7 @@ static void env_select(struct env *e, const struct xdp_rl_select *sel, __u32 lin
 struct scase {
 	const char *desc;
 	struct pkt_spec spec;
-	int selected;	/* 1: limited (the second packet is dropped); 0: passed untouched */
+	int selected; /* 1: limited (the second packet is dropped); 0: passed untouched */
 };
 
 static void run_cases(struct env *e, const char *what, const struct scase *c, size_t n)
@@ -45,8 +45,8 @@ static void run_cases(struct env *e, const char *what, const struct scase *c, si
 		first = run(e, &p, 1);
 		second = run(e, &p, 1);
 		ASSERT_EQ(first, XDP_PASS, "%s: %s: the first packet passes", what, c[i].desc);
-		ASSERT_EQ(second, c[i].selected ? XDP_DROP : XDP_PASS,
-			  "%s: %s: the second is %s", what, c[i].desc,
+		ASSERT_EQ(second, c[i].selected ? XDP_DROP : XDP_PASS, "%s: %s: the second is %s",
+			  what, c[i].desc,
 			  c[i].selected ? "dropped (limit 1)" : "passed untouched");
 		ASSERT_EQ(stat_delta(e, &before, XDP_RL_STAT_UNSELECTED), c[i].selected ? 0 : 2,
 			  "%s: %s: counted as unselected", what, c[i].desc);
@@ -58,25 +58,39 @@ static void run_cases(struct env *e, const char *what, const struct scase *c, si
 UNIT_TEST(select_ports)
 {
 	/* --proto tcp --dport 80,443,8000-8100 */
-	struct xdp_rl_select sel = { .proto = IPPROTO_TCP, .nports = 2,
-				     .port_lo = { 80, 8000 }, .port_hi = { 80, 8100 } };
+	struct xdp_rl_select sel = {
+		.proto = IPPROTO_TCP, .nports = 2, .port_lo = { 80, 8000 }, .port_hi = { 80, 8100 }
+	};
 	static const struct scase cases[] = {
-		{ "TCP to 80", { V4, "198.18.30.1", .proto = IPPROTO_TCP, .dport = 80, .tcp_flags = ACK }, 1 },
-		{ "TCP to 8050 (in a range)", { V4, "198.18.30.2", .proto = IPPROTO_TCP, .dport = 8050 }, 1 },
-		{ "TCP to 8100 (a range's end)", { V4, "198.18.30.3", .proto = IPPROTO_TCP, .dport = 8100 }, 1 },
+		{ "TCP to 80",
+		  { V4, "198.18.30.1", .proto = IPPROTO_TCP, .dport = 80, .tcp_flags = ACK },
+		  1 },
+		{ "TCP to 8050 (in a range)",
+		  { V4, "198.18.30.2", .proto = IPPROTO_TCP, .dport = 8050 },
+		  1 },
+		{ "TCP to 8100 (a range's end)",
+		  { V4, "198.18.30.3", .proto = IPPROTO_TCP, .dport = 8100 },
+		  1 },
 		{ "TCP to 8101", { V4, "198.18.30.4", .proto = IPPROTO_TCP, .dport = 8101 }, 0 },
 		{ "TCP to 22", { V4, "198.18.30.5", .proto = IPPROTO_TCP, .dport = 22 }, 0 },
 		{ "UDP to 80", { V4, "198.18.30.6", .proto = IPPROTO_UDP, .dport = 80 }, 0 },
 		{ "ICMP", { V4, "198.18.30.7", .proto = IPPROTO_ICMP }, 0 },
 		{ "a later TCP fragment (no ports: selected, fail closed)",
-		  { V4, "198.18.30.8", .proto = IPPROTO_TCP, .later_fragment = 1 }, 1 },
-		{ "a later UDP fragment", { V4, "198.18.30.9", .proto = IPPROTO_UDP, .later_fragment = 1 }, 0 },
+		  { V4, "198.18.30.8", .proto = IPPROTO_TCP, .later_fragment = 1 },
+		  1 },
+		{ "a later UDP fragment",
+		  { V4, "198.18.30.9", .proto = IPPROTO_UDP, .later_fragment = 1 },
+		  0 },
 		{ "IPv6 TCP to 80", { V6, "2001:2:0:30::1", .proto = IPPROTO_TCP, .dport = 80 }, 1 },
 		{ "IPv6 TCP to 80 past two extension headers",
-		  { V6, "2001:2:0:31::1", .proto = IPPROTO_TCP, .dport = 80, .ext = 2 }, 1 },
+		  { V6, "2001:2:0:31::1", .proto = IPPROTO_TCP, .dport = 80, .ext = 2 },
+		  1 },
 		{ "IPv6 TCP to 22 past an extension header",
-		  { V6, "2001:2:0:32::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 1 }, 0 },
-		{ "IPv6 later TCP fragment", { V6, "2001:2:0:33::1", .proto = IPPROTO_TCP, .later_fragment = 1 }, 1 },
+		  { V6, "2001:2:0:32::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 1 },
+		  0 },
+		{ "IPv6 later TCP fragment",
+		  { V6, "2001:2:0:33::1", .proto = IPPROTO_TCP, .later_fragment = 1 },
+		  1 },
 	};
 	struct env e;
 
@@ -86,7 +100,8 @@ UNIT_TEST(select_ports)
 	if (env_open(&e, &(struct load_opts){ 0 }, "select ports: load"))
 		return;
 	env_select(&e, &sel, XDP_RL_LL_ADDRESS);
-	run_cases(&e, "select --proto tcp --dport 80,8000-8100", cases, sizeof(cases) / sizeof(cases[0]));
+	run_cases(&e, "select --proto tcp --dport 80,8000-8100", cases,
+		  sizeof(cases) / sizeof(cases[0]));
 	env_free(&e);
 }
 
@@ -94,14 +109,22 @@ UNIT_TEST(select_syn)
 {
 	struct xdp_rl_select sel = { .syn = 1 };
 	static const struct scase cases[] = {
-		{ "a SYN", { V4, "198.18.31.1", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = SYN }, 1 },
+		{ "a SYN",
+		  { V4, "198.18.31.1", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = SYN },
+		  1 },
 		{ "a SYN+ACK (a reply to the server's own connection)",
-		  { V4, "198.18.31.2", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = SYN | ACK }, 0 },
-		{ "an ACK", { V4, "198.18.31.3", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = ACK }, 0 },
+		  { V4, "198.18.31.2", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = SYN | ACK },
+		  0 },
+		{ "an ACK",
+		  { V4, "198.18.31.3", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = ACK },
+		  0 },
 		{ "UDP", { V4, "198.18.31.4", .proto = IPPROTO_UDP, .dport = 443 }, 0 },
 		{ "a later TCP fragment (no flags: not a SYN)",
-		  { V4, "198.18.31.5", .proto = IPPROTO_TCP, .later_fragment = 1 }, 0 },
-		{ "an IPv6 SYN", { V6, "2001:2:0:34::1", .proto = IPPROTO_TCP, .dport = 22, .tcp_flags = SYN }, 1 },
+		  { V4, "198.18.31.5", .proto = IPPROTO_TCP, .later_fragment = 1 },
+		  0 },
+		{ "an IPv6 SYN",
+		  { V6, "2001:2:0:34::1", .proto = IPPROTO_TCP, .dport = 22, .tcp_flags = SYN },
+		  1 },
 	};
 	struct env e;
 
@@ -136,8 +159,12 @@ UNIT_TEST(select_proto)
  */
 UNIT_TEST(select_rule)
 {
-	struct xdp_rl_rule syn = { .id = 0, .action = XDP_RL_RULE_LIMIT, .nlayers = 1, .lsid = 7,
-				   .layer = { { 1, 3600 * SEC_NS } }, .select = { .syn = 1 } };
+	struct xdp_rl_rule syn = { .id = 0,
+				   .action = XDP_RL_RULE_LIMIT,
+				   .nlayers = 1,
+				   .lsid = 7,
+				   .layer = { { 1, 3600 * SEC_NS } },
+				   .select = { .syn = 1 } };
 	struct xdp_rl_rule_key4 k = { .prefixlen = 16 };
 	struct xdp_rl_layers zero = {};
 	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_SELECT, .nrules4 = 1 };
@@ -157,8 +184,9 @@ UNIT_TEST(select_rule)
 	bpf_map_update_elem(bpf_map__fd(e.skel->maps.rules4), &k, &syn, 0);
 	live.layer[0].limit = 2;
 	live.layer[0].window_ns = 3600 * SEC_NS;
-	live.select = (struct xdp_rl_select){ .proto = IPPROTO_TCP, .nports = 1,
-					      .port_lo = { 443 }, .port_hi = { 443 } };
+	live.select = (struct xdp_rl_select){
+		.proto = IPPROTO_TCP, .nports = 1, .port_lo = { 443 }, .port_hi = { 443 }
+	};
 	env_live(&e, &live);
 	stats(&e, &before);
 	ASSERT_EQ(send_n(&e, &s, 3), 1, "select rule: SYNs: 1 of 3 pass (the rule's 1/h)");
@@ -203,10 +231,11 @@ UNIT_TEST(link_local)
 	env_live(&e, &live);
 	stats(&e, &before);
 	ASSERT_EQ(send_n(&e, &n1, 5), 5, "link-local exempt: passed untouched");
-	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_UNSELECTED), 5, "link-local exempt: unselected");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_UNSELECTED), 5,
+		  "link-local exempt: unselected");
 
 	live.link_local = XDP_RL_LL_PREFIX;
-	live.lsid = 9;	/* fresh windows */
+	live.lsid = 9; /* fresh windows */
 	env_live(&e, &live);
 	ASSERT_EQ(send_n(&e, &n1, 2) + send_n(&e, &n2, 2), 2,
 		  "link-local prefix: fe80::1 and fe80::2 share fe80::/64, as any source");

@@ -68,10 +68,11 @@ UNIT_TEST(parse_duration)
 		__u64 ns;
 	} ok[] = {
 		{ "1ms", 1000000ULL }, /* WINDOW_MIN_NS */
-		{ "500ms", 500000000ULL },   { "1000us", 1000000ULL },
-		{ "2000000ns", 2000000ULL }, { "1s", SEC_NS },
-		{ "15m", 15 * 60 * SEC_NS }, { "2h", 2 * 3600 * SEC_NS },
-		{ "8784h", WINDOW_MAX_NS }, { "366d", WINDOW_MAX_NS }, { "2d", 2 * 86400 * SEC_NS },
+		{ "500ms", 500000000ULL },    { "1000us", 1000000ULL },
+		{ "2000000ns", 2000000ULL },  { "1s", SEC_NS },
+		{ "15m", 15 * 60 * SEC_NS },  { "2h", 2 * 3600 * SEC_NS },
+		{ "8784h", WINDOW_MAX_NS },   { "366d", WINDOW_MAX_NS },
+		{ "2d", 2 * 86400 * SEC_NS },
 	};
 	static const char range[] = "out of range 1ms..366d";
 	__u64 ns;
