@@ -566,38 +566,69 @@ struct xdp_rl_admin {
 /* ---- Statistics (per-CPU array, one element) ----------------------------- */
 
 /*
- * Every counter, in one list: X(ID, name, what it counts). The datapath
- * counts XDP_RL_STAT_<ID>; `stats` shows it as <name>.
+ * Every counter, in one list: X(ID, name, what it counts, metric). The
+ * datapath counts XDP_RL_STAT_<ID>; `stats` shows it as <name>; `metrics`
+ * exports it as xdp_rl_<metric>_total, where metric is "family" or
+ * "family{label=\"value\"}": counters that share a family are the values of
+ * its label (the family's HELP names each with what it counts).
  */
 /* clang-format off */
 #define XDP_RL_STATS(X)								\
-	X(PASSED, passed, "admitted by the limit (or an allow rule)")		\
-	X(DROPPED, dropped, "over the limit, dropped")				\
-	X(WOULD_DROP, would_drop, "over the limit or denied, passed: dry run")	\
-	X(NOT_IP, not_ip, "not IPv4/IPv6: passed")				\
-	X(MALFORMED, malformed, "bad Ethernet/VLAN/IP header: dropped")		\
-	X(NEW_WINDOWS, new_windows, "windows opened (first packet or turnover)") \
-	X(TABLE_ERRORS, table_errors, "no slot could be had for a source: passed") \
-	X(PASSED_BYTES, passed_bytes, "bytes of the frames passed")		\
-	X(DROPPED_BYTES, dropped_bytes, "bytes of the frames dropped over the limit") \
-	X(INSERTS, inserts, "sources added to the table")			\
-	X(REFUSED_INSERTS, refused_inserts, "new sources over --new-sources")	\
-	X(AGGREGATED, aggregated, "of those, charged to their /24 or /48")	\
-	X(ALLOWED, allowed, "passed by an allow rule")				\
-	X(DENIED, denied, "dropped by a deny rule")				\
-	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window") \
-	X(UNSELECTED, unselected, "selected by no limit or rule (--proto, --dport, --syn, link-local): passed")
+	X(PASSED, passed, "admitted by the limit (or an allow rule)",		\
+	  "packets{verdict=\"passed\"}")						\
+	X(DROPPED, dropped, "over the limit, dropped",				\
+	  "packets{verdict=\"dropped\"}")					\
+	X(WOULD_DROP, would_drop, "over the limit or denied, passed: dry run",	\
+	  "packets{verdict=\"would_drop\"}")					\
+	X(NOT_IP, not_ip, "not IPv4/IPv6: passed",				\
+	  "packets{verdict=\"not_ip\"}")					\
+	X(MALFORMED, malformed, "bad Ethernet/VLAN/IP header: dropped",		\
+	  "packets{verdict=\"malformed\"}")					\
+	X(NEW_WINDOWS, new_windows, "windows opened (first packet or turnover)", \
+	  "windows_opened")							\
+	X(TABLE_ERRORS, table_errors, "packets of a source no slot could be had for: passed", \
+	  "table_errors")							\
+	X(PASSED_BYTES, passed_bytes, "bytes of the frames passed",		\
+	  "bytes{verdict=\"passed\"}")						\
+	X(DROPPED_BYTES, dropped_bytes, "bytes of the frames dropped over the limit", \
+	  "bytes{verdict=\"dropped\"}")						\
+	X(INSERTS, inserts, "sources added to the table",			\
+	  "table_inserts")							\
+	X(REFUSED_INSERTS, refused_inserts, "new sources refused a slot by --new-sources", \
+	  "new_sources_refused")						\
+	X(AGGREGATED, aggregated, "new sources refused a slot, charged to their /24 or /48", \
+	  "new_sources_aggregated")						\
+	X(ALLOWED, allowed, "passed by an allow rule (counted in passed too)",	\
+	  "allowed_packets")							\
+	X(DENIED, denied, "dropped by a deny rule (in a dry run: passed, and counted in would_drop)", \
+	  "packets{verdict=\"denied\"}")						\
+	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window", \
+	  "table_evictions")							\
+	X(UNSELECTED, unselected, "selected by no limit or rule (--proto, --dport, --syn, link-local): passed", \
+	  "packets{verdict=\"unselected\"}")
 
-#define XDP_RL_STAT_ENUM(id, name, help) XDP_RL_STAT_##id,
+#define XDP_RL_STAT_ENUM(id, name, help, metric) XDP_RL_STAT_##id,
 enum xdp_rl_stat {
 	XDP_RL_STATS(XDP_RL_STAT_ENUM)
 	XDP_RL_STAT_MAX,
 };
 #undef XDP_RL_STAT_ENUM
-/* clang-format on */
 
+/*
+ * The counters as an array (c[XDP_RL_STAT_ID], what the code indexes) and,
+ * over the same words, one named member per counter, so that the map's BTF
+ * (`bpftool map dump`) names each.
+ */
+#define XDP_RL_STAT_MEMBER(id, name, help, metric) __u64 name;
 struct xdp_rl_stats {
-	__u64 c[XDP_RL_STAT_MAX];
+	union {
+		__u64 c[XDP_RL_STAT_MAX];
+		struct {
+			XDP_RL_STATS(XDP_RL_STAT_MEMBER)
+		};
+	};
 };
+#undef XDP_RL_STAT_MEMBER
+/* clang-format on */
 
 #endif /* XDP_RL_H */

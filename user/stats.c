@@ -9,11 +9,11 @@
 #include "stats.h"
 
 /* clang-format off */
-#define STAT_NAME(id, name, help) [XDP_RL_STAT_##id] = #name,
+#define STAT_NAME(id, name, help, metric) [XDP_RL_STAT_##id] = #name,
 const char *const stat_names[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_NAME) };
 #undef STAT_NAME
 
-#define STAT_HELP(id, name, help) [XDP_RL_STAT_##id] = help,
+#define STAT_HELP(id, name, help, metric) [XDP_RL_STAT_##id] = help,
 const char *const stat_help[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_HELP) };
 #undef STAT_HELP
 /* clang-format on */

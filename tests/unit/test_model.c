@@ -911,7 +911,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,
 	};
 	static const char *const stat_names[] = {
-#define STAT_NAME(id, name, help) #name,
+#define STAT_NAME(id, name, help, metric) #name,
 		XDP_RL_STATS(STAT_NAME)
 #undef STAT_NAME
 	};
