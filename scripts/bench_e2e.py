@@ -134,7 +134,8 @@ table ip bench {{
 
     def teardown(self, case):
         """Undo whatever setup() may have done; never fails."""
-        if case == "xdp_rl" or (case in HOT and HOT[case][2] == "rl"):
+        rl = case == "xdp_rl" or (case in HOT and HOT[case][2] == "rl")
+        if rl:
             sh(self.a.xdp_rl, "-n", self.rx, "unload", self.rx_if, check=False)
         if case == "nft_ingress":
             self.nsx("nft", "delete", "table", "netdev", "bench", check=False)
@@ -143,7 +144,7 @@ table ip bench {{
         if case == "ipt_hashlimit":
             # iptables-nft: its table goes whole, so no empty hook stays behind.
             self.nsx("nft", "delete", "table", "ip", "raw", check=False)
-        else:
+        if not rl:
             sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", self.rx_if, "off",
                check=False)
 
