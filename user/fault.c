@@ -23,3 +23,13 @@ void fault_point(const char *name)
 	(void)name;
 #endif
 }
+
+const char *test_env(const char *name)
+{
+#ifdef XDP_RL_FAULTS
+	return getenv(name);
+#else
+	(void)name;
+	return NULL;
+#endif
+}

@@ -8,6 +8,20 @@
 
 int log_level;
 
+/* The first error of this run, for its audit record (audit.h). */
+static char first_error[512];
+
+static void keep_first(const char *fmt, va_list ap)
+{
+	if (!first_error[0])
+		vsnprintf(first_error, sizeof(first_error), fmt, ap);
+}
+
+const char *log_first_error(void)
+{
+	return first_error[0] ? first_error : NULL;
+}
+
 static void vsay(const char *prefix, const char *fmt, va_list ap)
 {
 	fputs("xdp-rl: ", stderr);
@@ -20,6 +34,9 @@ void log_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	keep_first(fmt, ap);
+	va_end(ap);
 	va_start(ap, fmt);
 	vsay("", fmt, ap);
 	va_end(ap);
@@ -49,6 +66,9 @@ int usage_err(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
+	keep_first(fmt, ap);
+	va_end(ap);
 	fputs("xdp-rl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

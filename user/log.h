@@ -27,6 +27,9 @@ void log_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A usage error: the message, a pointer to help, and EXIT_USAGE. */
 int usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The first error (log_err, usage_err) this run printed, or NULL. */
+const char *log_first_error(void);
+
 /* Route libbpf's log through log_level (shown with -vv). */
 void log_setup_libbpf(void);
 

@@ -7,6 +7,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
@@ -40,6 +41,25 @@ static void usage(FILE *f)
 	for (i = 0; i < N_COMMANDS; i++)
 		cmd_synopsis(f, commands[i]);
 	fprintf(f, "\nRun 'xdp-rl help COMMAND' or 'xdp-rl COMMAND --help' for details.\n");
+}
+
+/*
+ * Whether this run of @c changes state: each such run is recorded in
+ * syslog, done or failed (audit.h). `rule` changes with add and del.
+ */
+static int changes_state(const struct cmd_spec *c, int argc, char **argv)
+{
+	static const char *const changing[] = { "load",	  "set", "unload", "reset",
+						"charge", "gc",	 "apply",  NULL };
+	int i;
+
+	if (!strcmp(c->name, "rule"))
+		return argc > 1 && (!strcmp(argv[1], "add") || !strcmp(argv[1], "del") ||
+				    !strcmp(argv[1], "delete"));
+	for (i = 0; changing[i]; i++)
+		if (!strcmp(c->name, changing[i]))
+			return 1;
+	return 0;
 }
 
 /* Exact name, or an unambiguous prefix of one, as `ip` accepts. */
@@ -97,7 +117,7 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cmd_spec *c;
-	int opt, i;
+	int opt, i, ret;
 
 	/* Options before the command only; the command parses the rest. */
 	opterr = 0;
@@ -132,11 +152,9 @@ int main(int argc, char **argv)
 	if (!c)
 		return EXIT_USAGE;
 
-	argc -= optind;
-	argv += optind;
 	if (!c->run)
-		return help(argc, argv);
-	for (i = 1; i < argc; i++) {
+		return help(argc - optind, argv + optind);
+	for (i = optind + 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -144,7 +162,14 @@ int main(int argc, char **argv)
 			return EXIT_DONE;
 		}
 	}
+	/* The whole command line, before the command's getopt reorders it. */
+	if (changes_state(c, argc - optind, argv + optind))
+		audit_begin(argc, argv);
+	argc -= optind;
+	argv += optind;
 	log_setup_libbpf();
 	optind = 0; /* a fresh getopt scan for the command */
-	return c->run(argc, argv);
+	ret = c->run(argc, argv);
+	audit_end(ret);
+	return ret;
 }
