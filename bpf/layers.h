@@ -22,6 +22,38 @@
 #include "maps.h"
 #include "window.h"
 
+/*
+ * Where a key's windows are (for their drops and the fleet's share), and
+ * whether the fleet's share counts (XDP_RL_F_FLEET).
+ */
+struct where {
+	__u32 t;     /* enum xdp_rl_table */
+	__u32 index; /* the slot's index, or the --shared rule's id */
+	__u32 fleet;
+	__u32 pad;
+};
+
+/*
+ * What the other servers of a fleet counted in window @gen of layer @layer
+ * (include/xdp_rl.h): 0 unless in fleet mode and the agent wrote this
+ * window's share.
+ */
+static __always_inline __u64 remote_count(const struct where *wh, __u32 layer, __u64 gen)
+{
+	__u32 k, t = wh->t;
+	__u64 *w, v;
+
+	if (!wh->fleet || t > T_SHARED)
+		return 0;
+	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, wh->index, layer,
+			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
+	w = bpf_map_lookup_elem(&remote, &k);
+	if (!w)
+		return 0;
+	v = READ_ONCE(*w);
+	return (v >> XDP_RL_REMOTE_BITS) == (gen & 0xffff) ? v & XDP_RL_REMOTE_MASK : 0;
+}
+
 /* What a packet's charge did to a key's layers. */
 struct charge {
 	__u64 gens[XDP_RL_MAX_LAYERS]; /* window generation charged, per layer */
@@ -54,9 +86,10 @@ static __always_inline void layers_undo(struct xdp_rl_state *st, const struct ch
  */
 static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 					    const struct xdp_rl_layer *lay, __u32 n,
-					    const struct window_clock *clk, __u64 inc, __u64 *gen)
+					    const struct window_clock *clk, __u64 inc, __u64 *gen,
+					    const struct where *wh)
 {
-	__u64 e, c;
+	__u64 e, c, count;
 	int i;
 
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
@@ -68,11 +101,12 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 		c = READ_ONCE(st[i].count_gen);
 		if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e))
 			return -1;
-		if (xdp_rl_count(c) >= lay[i].limit) {
+		count = xdp_rl_count(c) + remote_count(wh, i, xdp_rl_gen_of_count(c));
+		if (count >= lay[i].limit) {
 			*gen = xdp_rl_gen_of_count(c);
 			return i;
 		}
-		if (xdp_rl_count(c) + inc > lay[i].limit)
+		if (count + inc > lay[i].limit)
 			return -1;
 	}
 	return -1;
@@ -89,7 +123,7 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 					 const struct xdp_rl_layer *lay, __u32 n,
 					 const struct window_clock *clk, __u64 inc, __u64 *opened,
-					 struct charge *ch)
+					 struct charge *ch, const struct where *wh)
 {
 	int i, op;
 	__u64 count;
@@ -102,7 +136,8 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0]);
 		*opened += op;
 		ch->held_to = 1;
-		if (count > lay[0].limit)
+		/* The fleet's share of the window counts as if charged here. */
+		if (count + remote_count(wh, 0, ch->gens[0]) > lay[0].limit)
 			ch->refused = 0;
 		return ch->refused < 0;
 	}
@@ -113,7 +148,7 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		op = 0;
 		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i]);
 		*opened += op;
-		if (count > lay[i].limit) {
+		if (count + remote_count(wh, i, ch->gens[i]) > lay[i].limit) {
 			ch->refused = i;
 			break;
 		}

@@ -137,6 +137,15 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/* A fleet's share of each window (include/xdp_rl.h), laid out as `drops`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} remote SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_RL_HOT_ENTRIES);

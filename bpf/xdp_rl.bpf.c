@@ -63,7 +63,7 @@ static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_con
 static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
 					const struct xdp_rl_live *live)
 {
-	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK);
+	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK | XDP_RL_F_FLEET);
 	clk->tick_ns = live->tick_ns;
 	clk->jiffies_base_ns = live->jiffies_base_ns;
 	clk->tai_to_unix_ns = live->tai_to_unix_ns;
@@ -289,6 +289,7 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	struct xdp_rl_slot *slot = NULL;
 	struct xdp_rl_state *s = NULL;
 	__u32 room = cfg_layers, id = 0;
+	struct where wh;
 	struct charge ch;
 	__u64 opened = 0, gen;
 	int pass, j;
@@ -317,8 +318,12 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 #undef TABLE_STATES
 	if (!s)
 		return V_PASS;
+	wh.t = r->t;
+	wh.index = r->t == T_SHARED ? id : at_index(r->at);
+	wh.fleet = !!(r->clk.flags & XDP_RL_F_FLEET);
+	wh.pad = 0;
 	/* A window with no budget left refuses the packet on a read (hot.h). */
-	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen);
+	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
 	if (j >= 0) {
 		if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
 			*decided = V_LIMIT;
@@ -330,7 +335,7 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 			slot_touch(slot, r->pos.tick);
 		return V_LIMIT;
 	}
-	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch);
+	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch, &wh);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
 		/* The slot passed to another key under this packet: its charges come out. */
@@ -450,7 +455,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	__u64 jiffies, now, r, e, c;
 	__u32 index;
 
-	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4))
+	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
+	    (live->flags & XDP_RL_F_FLEET))
 		return V_SLOW;
 	table_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
 	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);

@@ -51,7 +51,8 @@ enum xdp_rl_map_kind {
 	X(LOCKS, locks, XDP_RL_KEEP)				\
 	X(SCRATCH, scratch, XDP_RL_NEW)				\
 	X(DROPS, drops, XDP_RL_KEEP_TABLE)			\
-	X(HOT, hot, XDP_RL_KEEP_TABLE)
+	X(HOT, hot, XDP_RL_KEEP_TABLE)				\
+	X(REMOTE, remote, XDP_RL_KEEP_TABLE)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -157,7 +158,9 @@ static inline __u64 xdp_rl_window_start(__u64 now, __u64 window_ns, int aligned,
 		unix_ns = now + tai_to_unix_ns;
 		s = unix_ns - unix_ns % window_ns - tai_to_unix_ns;
 	}
-	return (s + XDP_RL_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+	s = (s + XDP_RL_GRAIN - 1) & ~XDP_RL_GEN_MASK;
+	/* A start of 0 means no window: the first multiple of a window at the epoch starts a grain late. */
+	return s ? s : XDP_RL_GRAIN;
 }
 
 /* IPv6 sources are keyed by the address masked to --v6-prefix. */
@@ -339,12 +342,27 @@ XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 ind
 	return base[table] + (__u64)index * room + layer;
 }
 
+/* ---- A fleet's share of a window (xdp-rl fleet) ----------------------------- */
+
+/*
+ * What the other servers of a fleet counted in a window, written by the
+ * fleet agent (user/fleet.c) into the `remote` map, a word per window laid
+ * out as `drops` (xdp_rl_drops_index): the window's generation in the top
+ * 16 bits (the agent read it from the window it synced), the count below.
+ * With XDP_RL_F_FLEET, a packet passes only while the window's own count
+ * plus the remote count of the same generation is within the limit; a
+ * word of another generation is of a window over, and counts nothing.
+ */
+#define XDP_RL_REMOTE_BITS 48
+#define XDP_RL_REMOTE_MASK ((1ULL << XDP_RL_REMOTE_BITS) - 1)
+
 /* ---- Settings ---------------------------------------------------------- */
 
 #define XDP_RL_F_DRY_RUN      (1U << 0) /* count, never drop */
 #define XDP_RL_F_ALIGNED      (1U << 1) /* windows aligned to the epoch */
 #define XDP_RL_F_COARSE_CLOCK (1U << 2) /* per key, on the tick clock */
 #define XDP_RL_F_SELECT	      (1U << 3) /* a selector is set (the limit's or a rule's): parse L4 */
+#define XDP_RL_F_FLEET	      (1U << 4) /* windows are shared with a fleet: consult `remote` */
 
 /*
  * Which packets a limit (or a rule) applies to: all, or those of a protocol,

@@ -93,7 +93,9 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 		errno = E2BIG;
 		return -1;
 	}
-	return bpf_map__set_max_entries(skel->maps.drops, ndrops);
+	/* A fleet's share of each window, laid out the same (include/xdp_rl.h). */
+	return bpf_map__set_max_entries(skel->maps.drops, ndrops) ||
+	       bpf_map__set_max_entries(skel->maps.remote, ndrops);
 }
 
 int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live)

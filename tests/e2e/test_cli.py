@@ -292,9 +292,9 @@ def test_unload(bed):
     check_pins = rlbed.bpffs_at_sys_fs_bpf()
     if check_pins:
         assert sorted(os.listdir(pins)) == ["admin", "agg4", "agg6", "config", "drops", "hot",
-                                            "link", "locks", "newsrc", "prog", "rule_hits",
-                                            "rules4", "rules6", "scratch", "shared", "src4",
-                                            "src6", "stats"]
+                                            "link", "locks", "newsrc", "prog", "remote",
+                                            "rule_hits", "rules4", "rules6", "scratch", "shared",
+                                            "src4", "src6", "stats"]
         for d in (pins, os.path.dirname(pins), "/sys/fs/bpf/xdp-rl"):
             assert os.stat(d).st_mode & 0o777 == 0o700, f"{d} must be root-only"
 

@@ -46,7 +46,9 @@ static __u64 window_start(const struct model *m, __u64 window_ns)
 		unix_ns = m->now + m->live.tai_to_unix_ns;
 		s = unix_ns / window_ns * window_ns - m->live.tai_to_unix_ns;
 	}
-	return (s + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+	s = (s + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+	/* 0 means no window: one starting at the epoch starts a grain late. */
+	return s ? s : XDP_RL_GRAIN;
 }
 
 static void win_close(struct model_win *w, __u64 count)
