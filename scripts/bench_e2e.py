@@ -41,6 +41,9 @@ CASES = [
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
 ]
 
+# The count's bits in a window's count_gen (include/xdp_rl.h: XDP_RL_COUNT_BITS).
+COUNT_BITS = 64 - 16
+
 # One source flooding (issue 11): a generator thread per CPU, each into its
 # own queue of the two-queue veth, so XDP runs on every CPU at once and
 # charges one window. xdp-rl's window is full before the flood starts.
@@ -154,8 +157,9 @@ table ip bench {{
         `top` shows an ended window as empty, as it should; the table itself
         keeps the last count until a packet opens the next window. The table
         is an array of buckets of 4 slots (include/xdp_rl.h): an IPv4 slot is
-        tag (key << 32 | LIVE), seen, then expires_gen and count_gen
-        (gen8|count56) of its one window, 8 bytes each, little-endian."""
+        tag (key << 32 | LIVE), seen, then start_gen and count_gen of its one
+        window, 8 bytes each, little-endian; count_gen holds the window's
+        generation in its top XDP_RL_GEN_BITS (16) bits, its count below."""
         ns = os.stat(f"/run/netns/{self.rx}").st_ino
         idx = json.loads(sh("ip", "-n", self.rx, "-j", "link", "show", "dev", self.rx_if))[0]["ifindex"]
         pin = f"/sys/fs/bpf/xdp-rl/{ns}/{idx}/src4"
@@ -167,7 +171,7 @@ table ip bench {{
                 tag = int.from_bytes(v[s:s + 8], "little")
                 if tag & 3 != 1:        # empty, or being handed over
                     continue
-                count = int.from_bytes(v[s + 24:s + 32], "little") & ((1 << 56) - 1)
+                count = int.from_bytes(v[s + 24:s + 32], "little") & ((1 << COUNT_BITS) - 1)
                 total += min(count, self.a.limit)
         return total
 
