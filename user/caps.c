@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
@@ -97,4 +98,59 @@ int open_as_caller(const char *path)
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
+}
+
+int read_all(int fd, size_t max, char **text, size_t *len)
+{
+	size_t cap = 0, n = 0;
+	char *buf = NULL, *nb;
+	ssize_t r;
+	int e;
+
+	for (;;) {
+		if (cap - n < 2) { /* room for a byte more and the NUL */
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				errno = ENOMEM;
+				return -1;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += r;
+		if (n > max) {
+			free(buf);
+			errno = EFBIG;
+			return -1;
+		}
+	}
+	if (r < 0) {
+		e = errno;
+		free(buf);
+		errno = e;
+		return -1;
+	}
+	buf[n] = '\0';
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+int read_as_caller(const char *path, size_t max, char **text, size_t *len)
+{
+	int fd = open_as_caller(path), r, e;
+
+	if (fd < 0)
+		return -1;
+	r = read_all(fd, max, text, len);
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
 }

@@ -3,6 +3,8 @@
 #ifndef XDP_RL_CAPS_H
 #define XDP_RL_CAPS_H
 
+#include <stddef.h>
+
 enum {
 	NEED_BPF = 1 << 0,	 /* load programs, create and read maps */
 	NEED_NET_ADMIN = 1 << 1, /* attach to an interface */
@@ -21,5 +23,14 @@ int caps_check(unsigned int need, const char *what);
  * (EINVAL: not a regular file).
  */
 int open_as_caller(const char *path);
+
+/*
+ * The whole of the file @fd reads, at most @max bytes: 0, with the text in
+ * *text (NUL-terminated, for the caller to free) and its length in *len;
+ * or -1 with errno (EFBIG: longer than @max).
+ */
+int read_all(int fd, size_t max, char **text, size_t *len);
+/* read_all of the file @path a user named, opened by open_as_caller. */
+int read_as_caller(const char *path, size_t max, char **text, size_t *len);
 
 #endif

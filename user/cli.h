@@ -14,13 +14,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-/* One long option of a command. */
-struct opt_spec {
-	const char *name; /* without the leading "--" */
-	int id;		  /* what cmd_getopt returns for it (256 and up) */
-	const char *arg;  /* the value's name ("N", "DUR"), NULL for a flag */
-	const char *help; /* what it does; '\n' between lines */
-};
+#include "options.h" /* struct opt_spec: one long option of a command */
 
 /* One command. */
 struct cmd_spec {
@@ -57,7 +51,7 @@ int cmd_prepare(unsigned int caps, const char *what);
 /*
  * cmd_prepare for a command that only reads: and then, if no other command
  * holds the state lock, finish or undo what a killed command left half done
- * (limiter_settle), so that what it shows is what the datapath does.
+ * (apply_settle), so that what it shows is what the datapath does.
  */
 int cmd_prepare_read(unsigned int caps, const char *what);
 

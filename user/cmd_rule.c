@@ -117,39 +117,6 @@ out:
 	return ret;
 }
 
-struct listing {
-	const struct limiter *l;
-	struct rule_spec *v;
-	size_t n, cap;
-};
-
-static int collect(const struct rule_spec *r, void *ctx)
-{
-	struct listing *ls = ctx;
-	struct rule_spec *v;
-
-	if (ls->n == ls->cap) {
-		ls->cap = ls->cap ? ls->cap * 2 : 64;
-		v = realloc(ls->v, ls->cap * sizeof(*v));
-		if (!v)
-			return 1;
-		ls->v = v;
-	}
-	ls->v[ls->n++] = *r;
-	return 0;
-}
-
-static int by_prefix(const void *a, const void *b)
-{
-	const struct rule_spec *x = a, *y = b;
-	int c;
-
-	if (x->addr.family != y->addr.family)
-		return x->addr.family == AF_INET ? -1 : 1;
-	c = memcmp(x->addr.bytes, y->addr.bytes, 16);
-	return c ? c : (int)x->prefix - (int)y->prefix;
-}
-
 static void hits_of(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum)
 {
 	int ncpu = libbpf_num_possible_cpus(), c;
@@ -170,12 +137,12 @@ static int rule_list(int argc, char **argv)
 {
 	char pfx[INET6_ADDRSTRLEN + 8], desc[256], w[32];
 	struct xdp_rl_rule_hits h;
-	struct listing ls = {};
+	struct rule_spec *rules;
 	const char *ifname = NULL;
 	int as_json = 0, i;
 	struct limiter l;
 	struct json j;
-	size_t k;
+	size_t k, n;
 	__u32 m;
 
 	for (i = 1; i < argc; i++) {
@@ -193,28 +160,25 @@ static int rule_list(int argc, char **argv)
 	if (cmd_prepare_read(NEED_BPF, "cannot list rules") ||
 	    limiter_open(ifname, &l, "cannot list rules on"))
 		return EXIT_FAIL;
-	ls.l = &l;
-	if (rules_foreach(l.fd, collect, &ls)) {
-		log_err("cannot list rules on '%s': out of memory", ifname);
+	if (rules_collect(l.fd, &rules, &n)) {
+		log_err("cannot list rules on '%s': %m", ifname);
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
-	if (ls.n)
-		qsort(ls.v, ls.n, sizeof(*ls.v), by_prefix);
 	if (as_json) {
 		json_begin(&j, stdout);
 		json_obj(&j, NULL);
 		json_str(&j, "interface", ifname);
 		json_arr(&j, "rules");
-	} else if (!ls.n) {
+	} else if (!n) {
 		printf("%s: no rules (see 'xdp-rl rule --help')\n", ifname);
 	}
-	for (k = 0; k < ls.n; k++) {
-		const struct xdp_rl_rule *r = &ls.v[k].rule;
+	for (k = 0; k < n; k++) {
+		const struct xdp_rl_rule *r = &rules[k].rule;
 
 		hits_of(&l, r->id, &h);
 		if (!as_json) {
-			rule_describe(&ls.v[k], desc, sizeof(desc));
+			rule_describe(&rules[k], desc, sizeof(desc));
 			printf("%-40s hits %llu, dropped %llu", desc, (unsigned long long)h.packets,
 			       (unsigned long long)h.dropped);
 			if (h.would_drop)
@@ -223,7 +187,7 @@ static int rule_list(int argc, char **argv)
 			putchar('\n');
 			continue;
 		}
-		fmt_prefix(&ls.v[k].addr, ls.v[k].prefix, pfx, sizeof(pfx));
+		fmt_prefix(&rules[k].addr, rules[k].prefix, pfx, sizeof(pfx));
 		json_obj(&j, NULL);
 		json_str(&j, "prefix", pfx);
 		json_str(&j, "action", word_name(rule_action_words, r->action));
@@ -249,7 +213,7 @@ static int rule_list(int argc, char **argv)
 		json_end(&j);
 		json_finish(&j);
 	}
-	free(ls.v);
+	free(rules);
 	limiter_close(&l);
 	return EXIT_DONE;
 }

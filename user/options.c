@@ -311,10 +311,28 @@ const char *check_select(const struct xdp_rl_select *sel)
 	return NULL;
 }
 
-void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len)
+void fmt_ports(const struct xdp_rl_select *sel, char *buf, size_t len)
 {
 	size_t off = 0;
 	int i;
+
+	buf[0] = '\0';
+	if (!sel->nports) {
+		snprintf(buf, len, "any");
+		return;
+	}
+	for (i = 0; i < sel->nports && i < XDP_RL_MAX_PORT_RANGES && off < len; i++)
+		off += sel->port_lo[i] == sel->port_hi[i] ?
+			       snprintf(buf + off, len - off, "%s%u", i ? "," : "",
+					sel->port_lo[i]) :
+			       snprintf(buf + off, len - off, "%s%u-%u", i ? "," : "",
+					sel->port_lo[i], sel->port_hi[i]);
+}
+
+void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len)
+{
+	char ports[XDP_RL_MAX_PORT_RANGES * 12 + 1];
+	size_t off = 0;
 
 	buf[0] = '\0';
 	if (xdp_rl_select_all(sel)) {
@@ -323,15 +341,71 @@ void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len)
 	}
 	if (sel->proto)
 		off += snprintf(buf + off, len - off, "%s", word_name(proto_words, sel->proto));
-	for (i = 0; i < sel->nports && off < len; i++) {
-		off += snprintf(buf + off, len - off, "%s", i ? "," : off ? " dport " : "dport ");
-		if (off >= len)
-			break;
-		off += sel->port_lo[i] == sel->port_hi[i] ?
-			       snprintf(buf + off, len - off, "%u", sel->port_lo[i]) :
-			       snprintf(buf + off, len - off, "%u-%u", sel->port_lo[i],
-					sel->port_hi[i]);
+	if (sel->nports && off < len) {
+		fmt_ports(sel, ports, sizeof(ports));
+		off += snprintf(buf + off, len - off, "%sdport %s", off ? " " : "", ports);
 	}
 	if (sel->syn && off < len)
 		snprintf(buf + off, len - off, "%ssyn", off ? " " : "");
+}
+
+const struct opt_spec *opt_find(const struct opt_spec *opts, const char *name)
+{
+	for (; opts && opts->name; opts++)
+		if (!strcmp(opts->name, name))
+			return opts;
+	return NULL;
+}
+
+const struct opt_spec *opt_by_id(const struct opt_spec *opts, int id)
+{
+	for (; opts && opts->name; opts++)
+		if (opts->id == id)
+			return opts;
+	return NULL;
+}
+
+void lines_begin(struct lines *it, const char *text, size_t len)
+{
+	it->text = text;
+	it->len = len;
+	it->pos = 0;
+	it->no = 0;
+}
+
+int lines_next(struct lines *it, char **words, int max, const char **why)
+{
+	const char *start = it->text + it->pos, *nl;
+	size_t n;
+	char *p, *save;
+	int count = 0;
+
+	if (it->pos >= it->len)
+		return -1;
+	nl = memchr(start, '\n', it->len - it->pos);
+	n = nl ? (size_t)(nl - start) : it->len - it->pos;
+	it->pos += n + !!nl;
+	it->no++;
+	if (n > LINE_MAX_LEN) {
+		*why = "line too long";
+		return -2;
+	}
+	if (memchr(start, '\0', n)) {
+		*why = "a NUL byte in the line";
+		return -2;
+	}
+	memcpy(it->buf, start, n);
+	it->buf[n] = '\0';
+	p = strchr(it->buf, '#');
+	if (p)
+		*p = '\0';
+	for (p = strtok_r(it->buf, " \t\r", &save); p; p = strtok_r(NULL, " \t\r", &save)) {
+		if (count == max) {
+			*why = "too many words";
+			return -2;
+		}
+		words[count++] = p;
+	}
+	words[count] = NULL;
+	return count;
 }

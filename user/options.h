@@ -32,6 +32,24 @@ const char *parse_layer(const char *s, struct xdp_rl_layer *l);
 const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix);
 
 /*
+ * One long option of a command: its name, the id option parsing returns for
+ * it, the name of its value, and its help. Commands' specs (cli.h) and the
+ * config file (config.h), whose settings are load's options, read the same
+ * tables (settings.h). A table ends with { NULL }.
+ */
+struct opt_spec {
+	const char *name; /* without the leading "--" */
+	int id;		  /* what cmd_getopt returns for it (256 and up) */
+	const char *arg;  /* the value's name ("N", "DUR"), NULL for a flag */
+	const char *help; /* what it does; '\n' between lines */
+};
+
+/* The option named @name in @opts (exactly, no abbreviation), or NULL. */
+const struct opt_spec *opt_find(const struct opt_spec *opts, const char *name);
+/* The option with id @id in @opts, or NULL. */
+const struct opt_spec *opt_by_id(const struct opt_spec *opts, int id);
+
+/*
  * The words an option takes and the values they stand for, one table used
  * both ways (parsing and printing); the last entry has a NULL name.
  */
@@ -54,6 +72,8 @@ extern const struct word proto_words[];
  * XDP_RL_MAX_PORT_RANGES, 1..65535), into @sel; "any" clears it.
  */
 const char *parse_ports(const char *s, struct xdp_rl_select *sel);
+/* The ports of @sel as --dport takes them, "80,443,8000-8100", or "any". */
+void fmt_ports(const struct xdp_rl_select *sel, char *buf, size_t len);
 /* "tcp dport 80,443 syn", or "all" for a selector that takes every packet. */
 void fmt_select(const struct xdp_rl_select *sel, char *buf, size_t len);
 /*
@@ -68,5 +88,28 @@ void fmt_duration(__u64 ns, char *buf, size_t len);
 void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t len);
 /* Zero the bits of @a past @prefix. */
 void mask_addr(struct ip_addr *a, unsigned int prefix);
+
+/*
+ * The lines of a file xdp-rl reads (a rules file, a config file), each split
+ * into words: '#' starts a comment, spaces, tabs and CRs separate words.
+ * A line holds at most LINE_MAX_LEN characters before its newline.
+ */
+#define LINE_MAX_LEN 1022
+
+struct lines {
+	const char *text;
+	size_t len, pos;
+	unsigned int no; /* the number of the line last read, from 1 */
+	char buf[LINE_MAX_LEN + 2];
+};
+
+void lines_begin(struct lines *it, const char *text, size_t len);
+/*
+ * The words of the next line in @words[0..n), then a NULL (@words has room
+ * for @max + 1): n, 0 for a line with none, -1 past the last line, or -2
+ * with why in *why (a line too long, more than @max words, a NUL byte). The
+ * words live in @it until the next call.
+ */
+int lines_next(struct lines *it, char **words, int max, const char **why);
 
 #endif

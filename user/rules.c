@@ -120,95 +120,141 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 	return 0;
 }
 
-int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *cmd)
+int rule_prefix_cmp(const struct rule_spec *x, const struct rule_spec *y)
 {
-	char line[1024], why[256], *argv[RULE_WORDS + 1], *p;
-	struct rule_spec *v = NULL, *nv;
-	size_t cap = 0, lineno = 0, i;
-	int argc, fd;
-	FILE *f;
+	int c;
+
+	if (x->addr.family != y->addr.family)
+		return x->addr.family == AF_INET ? -1 : 1;
+	c = memcmp(x->addr.bytes, y->addr.bytes, sizeof(x->addr.bytes));
+	if (c)
+		return c < 0 ? -1 : 1;
+	return x->prefix < y->prefix ? -1 : x->prefix > y->prefix;
+}
+
+/* rule_prefix_cmp, ties by line. */
+static int rule_cmp(const void *a, const void *b)
+{
+	const struct rule_spec *x = a, *y = b;
+	int c = rule_prefix_cmp(x, y);
+
+	return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+void rules_sort(struct rule_spec *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), rule_cmp);
+}
+
+const struct rule_spec *rules_duplicate(struct rule_spec *v, size_t n,
+					const struct rule_spec **first)
+{
+	const struct rule_spec *dup = NULL;
+	size_t i, g = 0;
+
+	rules_sort(v, n);
+	for (i = 1; i < n; i++) {
+		if (rule_prefix_cmp(&v[i], &v[g])) {
+			g = i;
+			continue;
+		}
+		if (!dup || v[i].line < dup->line) {
+			dup = &v[i];
+			*first = &v[g];
+		}
+	}
+	return dup;
+}
+
+int rules_add(struct rule_spec **v, size_t *n, size_t *cap)
+{
+	struct rule_spec *nv;
+
+	if (*n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap ? *cap * 2 : 64) * sizeof(**v));
+	if (!nv)
+		return -1;
+	*v = nv;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+int rules_parse_text(const char *text, size_t len, const char *name, struct rule_spec **out,
+		     size_t *n, char *why, size_t wlen)
+{
+	char rwhy[256], pfx[INET6_ADDRSTRLEN + 8], *argv[RULE_WORDS + 1];
+	const struct rule_spec *dup, *first;
+	struct rule_spec *v = NULL;
+	struct lines it;
+	const char *e;
+	size_t cap = 0;
+	int argc;
 
 	*out = NULL;
 	*n = 0;
-	fd = open_as_caller(path);
-	if (fd < 0 && errno == EINVAL)
-		return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file", cmd,
-				 path);
-	f = fd < 0 ? NULL : fdopen(fd, "r");
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
+	lines_begin(&it, text, len);
+	argv[0] = "rule";
+	while ((argc = lines_next(&it, argv + 1, RULE_WORDS - 1, &e)) != -1) {
+		if (argc == -2) {
+			snprintf(why, wlen, "%s:%u: %s", name, it.no, e);
+			goto fail;
+		}
+		if (!argc)
+			continue;
+		if (*n == XDP_RL_MAX_RULES) {
+			snprintf(why, wlen, "%s:%u: more than %d rules", name, it.no,
+				 XDP_RL_MAX_RULES);
+			goto fail;
+		}
+		if (rules_add(&v, n, &cap)) {
+			snprintf(why, wlen, "%s:%u: out of memory", name, it.no);
+			goto fail;
+		}
+		if (rule_parse(argc + 1, argv, &v[*n], rwhy, sizeof(rwhy))) {
+			snprintf(why, wlen, "%s:%u: %s", name, it.no, rwhy);
+			goto fail;
+		}
+		v[(*n)++].line = it.no;
+	}
+	dup = rules_duplicate(v, *n, &first);
+	if (dup) {
+		fmt_prefix(&dup->addr, dup->prefix, pfx, sizeof(pfx));
+		snprintf(why, wlen,
+			 "%s:%u: a second rule for the same prefix, %s (line %u has one)", name,
+			 dup->line, pfx, first->line);
+		goto fail;
+	}
+	*out = v;
+	return 0;
+fail:
+	free(v);
+	*n = 0;
+	return -1;
+}
+
+int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *cmd)
+{
+	char why[512], *text;
+	size_t len;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (read_as_caller(path, RULES_FILE_MAX, &text, &len)) {
+		if (errno == EINVAL)
+			return usage_err(cmd, "%s: cannot read --rules '%s': not a regular file",
+					 cmd, path);
+		if (errno == EFBIG)
+			return usage_err(cmd, "%s: cannot read --rules '%s': larger than %d MiB",
+					 cmd, path, RULES_FILE_MAX >> 20);
 		return usage_err(cmd, "%s: cannot read --rules '%s': %m", cmd, path);
 	}
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			free(v);
-			fclose(f);
-			return usage_err(cmd, "%s: %s:%zu: line too long", cmd, path, lineno);
-		}
-		p = strchr(line, '#');
-		if (p)
-			*p = '\0';
-		argv[0] = "rule";
-		argc = 1;
-		for (p = strtok(line, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
-			if (argc == RULE_WORDS) {
-				free(v);
-				fclose(f);
-				return usage_err(cmd, "%s: %s:%zu: too many words", cmd, path,
-						 lineno);
-			}
-			argv[argc++] = p;
-		}
-		argv[argc] = NULL;
-		if (argc == 1)
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				fclose(f);
-				log_err("%s: out of memory reading %s", cmd, path);
-				return EXIT_FAIL;
-			}
-			v = nv;
-		}
-		if (rule_parse(argc, argv, &v[*n], why, sizeof(why))) {
-			free(v);
-			fclose(f);
-			return usage_err(cmd, "%s: %s:%zu: %s; no rule was applied", cmd, path,
-					 lineno, why);
-		}
-		v[*n].line = lineno;
-		for (i = 0; i < *n; i++) {
-			if (v[i].prefix == v[*n].prefix &&
-			    !memcmp(&v[i].addr, &v[*n].addr, sizeof(v[i].addr))) {
-				free(v);
-				fclose(f);
-				return usage_err(cmd,
-						 "%s: %s:%zu: a second rule for the same prefix; "
-						 "no rule was applied",
-						 cmd, path, lineno);
-			}
-		}
-		if (*n == XDP_RL_MAX_RULES) {
-			free(v);
-			fclose(f);
-			return usage_err(cmd, "%s: %s: more than %d rules", cmd, path,
-					 XDP_RL_MAX_RULES);
-		}
-		(*n)++;
-	}
-	if (ferror(f)) {
-		free(v);
-		fclose(f);
-		return usage_err(cmd, "%s: cannot read --rules '%s': %s; no rule was applied", cmd,
-				 path, strerror(EIO));
-	}
-	fclose(f);
-	*out = v;
+	r = rules_parse_text(text, len, path, out, n, why, sizeof(why));
+	free(text);
+	if (r)
+		return usage_err(cmd, "%s: %s; no rule was applied", cmd, why);
 	return 0;
 }
 
@@ -451,17 +497,21 @@ static int any_select(const struct rule_spec *r, void *ctx)
 	return 0;
 }
 
+void rules_summary_add(struct rules_summary *rs, const struct rule_spec *r)
+{
+	min_window(r, &rs->min_window);
+	max_window(r, &rs->max_window);
+	any_select(r, &rs->any_select);
+}
+
 void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	rules_foreach(fd, min_window, &rs->min_window);
 	rules_foreach(fd, max_window, &rs->max_window);
 	rules_foreach(fd, any_select, &rs->any_select);
-	if (adding) {
-		min_window(adding, &rs->min_window);
-		max_window(adding, &rs->max_window);
-		any_select(adding, &rs->any_select);
-	}
+	if (adding)
+		rules_summary_add(rs, adding);
 }
 
 int rules_publish(struct limiter *l, struct rule_spec *adding)
@@ -485,6 +535,85 @@ int rules_publish(struct limiter *l, struct rule_spec *adding)
 	}
 	live_finish(&live, &rs, limiter_live(l), 1);
 	return limiter_publish(l, &live);
+}
+
+int rule_update(const int *fd, const struct rule_spec *r)
+{
+	struct xdp_rl_rule_key4 k4;
+	struct xdp_rl_rule_key6 k6;
+
+	rule_key(r, &k4, &k6);
+	return r->addr.family == AF_INET ?
+		       bpf_map_update_elem(fd[PIN_RULES4], &k4, &r->rule, BPF_EXIST) :
+		       bpf_map_update_elem(fd[PIN_RULES6], &k6, &r->rule, BPF_EXIST);
+}
+
+struct collecting {
+	struct rule_spec *v;
+	size_t n, cap;
+};
+
+static int collect(const struct rule_spec *r, void *ctx)
+{
+	struct collecting *c = ctx;
+
+	if (rules_add(&c->v, &c->n, &c->cap))
+		return 1;
+	c->v[c->n++] = *r;
+	return 0;
+}
+
+int rules_collect(const int *fd, struct rule_spec **out, size_t *n)
+{
+	struct collecting c = {};
+
+	if (rules_foreach(fd, collect, &c)) {
+		free(c.v);
+		errno = ENOMEM;
+		return -1;
+	}
+	rules_sort(c.v, c.n);
+	*out = c.v;
+	*n = c.n;
+	return 0;
+}
+
+void rule_format(const struct rule_spec *r, char *buf, size_t len)
+{
+	char ports[XDP_RL_MAX_PORT_RANGES * 12 + 1], w[32];
+	size_t off;
+	__u32 i;
+
+	fmt_prefix(&r->addr, r->prefix, buf, len);
+	off = strlen(buf);
+	if (r->rule.action != XDP_RL_RULE_LIMIT)
+		off += snprintf(buf + off, len - off, " --%s",
+				word_name(rule_action_words, r->rule.action));
+	for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS && off < len; i++) {
+		fmt_duration(r->rule.layer[i].window_ns, w, sizeof(w));
+		off += snprintf(buf + off, len - off, " --layer %llu/%s",
+				(unsigned long long)r->rule.layer[i].limit, w);
+	}
+	if (off < len && r->rule.flags & XDP_RL_RULE_F_SHARED)
+		off += snprintf(buf + off, len - off, " --shared");
+	if (off < len && r->rule.select.proto)
+		off += snprintf(buf + off, len - off, " --proto %s",
+				word_name(proto_words, r->rule.select.proto));
+	if (off < len && r->rule.select.nports) {
+		fmt_ports(&r->rule.select, ports, sizeof(ports));
+		off += snprintf(buf + off, len - off, " --dport %s", ports);
+	}
+	if (off < len && r->rule.select.syn)
+		snprintf(buf + off, len - off, " --syn");
+}
+
+int rule_same(const struct rule_spec *a, const struct rule_spec *b)
+{
+	char x[RULE_TEXT_MAX], y[RULE_TEXT_MAX];
+
+	rule_format(a, x, sizeof(x));
+	rule_format(b, y, sizeof(y));
+	return !strcmp(x, y);
 }
 
 int rule_delete(const int *fd, const struct rule_spec *r)

@@ -32,8 +32,39 @@ extern const struct word rule_action_words[];
  */
 int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len);
 
-/* Every rule in @path, or a usage error naming the line; nothing is applied. */
+/* The largest rules file (or config file) read: 16 MiB. */
+#define RULES_FILE_MAX (16 << 20)
+/* The longest rule_format() or rule_describe() text. */
+#define RULE_TEXT_MAX 512
+
+/*
+ * Every rule in @path (one a line, as rule_parse takes them after its
+ * argv[0]; '#' starts a comment), sorted (rules_sort), or a usage error
+ * naming the line; nothing is applied.
+ */
 int rules_file(const char *path, struct rule_spec **out, size_t *n, const char *cmd);
+/*
+ * The rules of the text @text (@len bytes) of the rules file called @name:
+ * 0 and the rules in *out (sorted, to free) and *n, or -1 with "NAME:LINE:
+ * what is wrong" in @why.
+ */
+int rules_parse_text(const char *text, size_t len, const char *name, struct rule_spec **out,
+		     size_t *n, char *why, size_t wlen);
+
+/* Make room for one rule more in *@v (of *@n, room for *@cap): 0, or -1. */
+int rules_add(struct rule_spec **v, size_t *n, size_t *cap);
+/* The order of rules by prefix: IPv4 first, then by address, then by length. */
+int rule_prefix_cmp(const struct rule_spec *a, const struct rule_spec *b);
+/* Sort rules by prefix (rule_prefix_cmp), then by line. */
+void rules_sort(struct rule_spec *v, size_t n);
+/*
+ * Sort @v and find a second rule for a prefix: the one on the earliest
+ * line that repeats a prefix (and in *@first, the rule before it), or NULL.
+ */
+const struct rule_spec *rules_duplicate(struct rule_spec *v, size_t n,
+					const struct rule_spec **first);
+/* Every rule in the tries of @fd, sorted, in *@out (to free): 0, or -1 (errno). */
+int rules_collect(const int *fd, struct rule_spec **out, size_t *n);
 
 /* The per-source rule in @r that needs the most layers, or NULL. */
 const struct rule_spec *rules_widest(const struct rule_spec *r, size_t n);
@@ -55,6 +86,12 @@ void rule_ids_used(const int *fd, rule_ids used);
  * id is free: the table holds XDP_RL_MAX_RULES).
  */
 int rule_insert(const int *fd, struct rule_spec *r, rule_ids used, const struct limiter *l);
+/*
+ * Change the rule for @r's prefix in place to @r (its id and limit set as
+ * given): one map update, which packets see whole. 0, or -1 with errno
+ * (ENOENT: no rule for the prefix).
+ */
+int rule_update(const int *fd, const struct rule_spec *r);
 /* Delete the rule for @r's prefix: 0, or -1 with errno (ENOENT: none). */
 int rule_delete(const int *fd, const struct rule_spec *r);
 
@@ -62,6 +99,8 @@ int rule_delete(const int *fd, const struct rule_spec *r);
 __u64 rules_min_window(const int *fd);
 /* The longest window of any rule (0 if none). */
 __u64 rules_max_window(const int *fd);
+/* Count @r in @rs (rules_summarize) too. */
+void rules_summary_add(struct rules_summary *rs, const struct rule_spec *r);
 /* What of the rules in the tries of @fd the live settings depend on (live.h), with @adding. */
 void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs);
 /* Rules per family. */
@@ -87,6 +126,10 @@ const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_a
 void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, struct ip_addr *out,
 		    unsigned int *prefix);
 
+/* "198.18.0.0/24 --layer 10/1s --layer 100/1m --shared": as rule_parse takes it. */
+void rule_format(const struct rule_spec *r, char *buf, size_t len);
+/* Whether @a and @b are the same rule (prefix, action, layers, flags, selector). */
+int rule_same(const struct rule_spec *a, const struct rule_spec *b);
 /* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);
 
