@@ -9,12 +9,12 @@
 
 #include "caps.h"
 #include "cli.h"
-#include "cmd_settings.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
 #include "live.h"
 #include "log.h"
+#include "settings.h"
 #include "options.h"
 #include "rules.h"
 #include "sources.h"

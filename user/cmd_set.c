@@ -6,12 +6,12 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
-#include "cmd_settings.h"
 #include "commands.h"
 #include "limiter.h"
 #include "live.h"
 #include "log.h"
 #include "rules.h"
+#include "settings.h"
 #include "sources.h"
 
 static const char *const set_forms[] = {
@@ -22,26 +22,6 @@ static const char *const set_forms[] = {
 	NULL,
 };
 
-static const struct opt_spec set_opts[] = {
-	{ "limit", OPT_LIMIT, "N", "applies to the windows already open" },
-	{ "window", OPT_WINDOW, "DUR",
-	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once" },
-	{ "layer", OPT_LAYER, "N/DUR",
-	  "replace every layer (as many as the limiter has room for)" },
-	{ "dry-run", OPT_DRY_RUN, NULL, "count, drop nothing" },
-	{ "enforce", OPT_ENFORCE, NULL, "drop again" },
-	{ "per-key", OPT_PER_KEY, NULL, "switch window alignment; every window restarts" },
-	{ "aligned", OPT_ALIGNED, NULL, "switch window alignment; every window restarts" },
-	{ "new-sources", OPT_NEW_SOURCES, "N/DUR|off", "as for load" },
-	{ "on-table-full", OPT_ON_FULL, "P", "pass, drop or aggregate, as for load" },
-	{ "proto", OPT_PROTO, "P", "the packets limited, as for load; any: every protocol" },
-	{ "dport", OPT_DPORT, "LIST", "as for load; any: every port" },
-	{ "syn", OPT_SYN, NULL, "limit only TCP SYNs without ACK" },
-	{ "no-syn", OPT_NO_SYN, NULL, "limit every packet the other selectors take" },
-	{ "link-local", OPT_LINK_LOCAL, "HOW", "per-address, prefix or exempt, as for load" },
-	{ NULL },
-};
-
 static int cmd_set(int argc, char **argv);
 
 const struct cmd_spec cmd_set_spec = {
@@ -49,13 +29,14 @@ const struct cmd_spec cmd_set_spec = {
 	.run = cmd_set,
 	.forms = set_forms,
 	.about = "Change the running limiter's settings at once, without detaching it.\n",
-	.opts = set_opts,
+	.opts = settings_set_opts,
 };
 
 static int cmd_set(int argc, char **argv)
 {
 	struct settings s = {};
 	struct rules_summary rs;
+	struct why why;
 	struct xdp_rl_live next;
 	struct limiter l;
 	const char *ifname;
@@ -63,7 +44,9 @@ static int cmd_set(int argc, char **argv)
 	int opt, r;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_set_spec)) != -1) {
-		r = settings_option(opt, optarg, "set", &s);
+		r = settings_option(opt, optarg, &s, &why);
+		if (r < 0)
+			return usage_err("set", "set: %s", why.text);
 		if (r)
 			return EXIT_USAGE;
 	}
@@ -121,9 +104,9 @@ static int cmd_set(int argc, char **argv)
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
-	if (settings_select(&s, &next, "set") ||
-	    settings_check_bytes(&next, l.cfg.fixed.bytes, "set")) {
-		r = EXIT_USAGE;
+	if (settings_select(&s, &next, &why) ||
+	    settings_check_bytes(&next, l.cfg.fixed.bytes, "set", &why)) {
+		r = usage_err("set", "set: %s", why.text);
 		goto out;
 	}
 	/* Recounted: a rule change that was killed may have left a count too high. */

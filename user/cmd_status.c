@@ -11,12 +11,12 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
-#include "cmd_settings.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
 #include "live.h"
 #include "log.h"
+#include "settings.h"
 #include "sources.h"
 #include "cmd_output.h"
 
