@@ -324,6 +324,17 @@ int state_dir(char *out, size_t len, int create)
 	return 0;
 }
 
+int state_folder(const char *path, int create)
+{
+	struct stat st;
+
+	if (create && state_dir_make(path))
+		return -1;
+	if (!create && lstat(path, &st) && errno == ENOENT)
+		return -1;
+	return state_dir_safe(path);
+}
+
 /* How long to wait for the lock before giving up (XDP_RL_LOCK_WAIT, seconds). */
 #define LOCK_WAIT_S 30
 

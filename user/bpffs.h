@@ -33,6 +33,15 @@ int state_dir(char *out, size_t len, int create);
  */
 int state_lock(int nowait);
 
+/*
+ * A folder of xdp-rl's state outside bpffs (the journal's, under /run):
+ * with @create, make it; then check it is a folder of root's, mode 0700, as
+ * every state folder must be (no other user may add, move or replace what
+ * is in it). 0, or -1 after saying why (errno ENOENT, silently, if it does
+ * not exist and @create is not set).
+ */
+int state_folder(const char *path, int create);
+
 /* What to add to an error whose errno @e is EACCES on xdp-rl's state. */
 const char *state_denied_hint(int e);
 

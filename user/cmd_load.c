@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "limiter.h"
+#include "apply.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
@@ -68,7 +68,7 @@ static int cmd_load(int argc, char **argv)
 		free(s.rules);
 		return r;
 	}
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load") || limiter_lock(1) < 0) {
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load") || apply_lock(1) < 0) {
 		free(s.rules);
 		return EXIT_FAIL;
 	}

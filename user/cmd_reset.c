@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 
 #include "admin.h"
+#include "apply.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
@@ -158,7 +159,7 @@ static int cmd_reset(int argc, char **argv)
 		return usage_err("reset", "reset: --count goes with an ADDRESS, not --all");
 	if (addr && (r = resolve("reset", addr, &a)))
 		return r;
-	if (cmd_prepare(NEED_BPF, "cannot reset") || limiter_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF, "cannot reset") || apply_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot reset sources on"))
 		return EXIT_FAIL;
 	if (all) {
@@ -194,7 +195,7 @@ static int cmd_charge(int argc, char **argv)
 		return usage_err("charge", "charge: invalid N '%s': %s", argv[optind + 2], why);
 	if ((r = resolve("charge", addr, &a)))
 		return r;
-	if (cmd_prepare(NEED_BPF, "cannot charge") || limiter_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF, "cannot charge") || apply_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot charge a source on"))
 		return EXIT_FAIL;
 	target_of(&l, &a, &t);

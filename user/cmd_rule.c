@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
@@ -33,7 +34,7 @@ static int rule_add(int argc, char **argv)
 	ifname = argv[1];
 	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
 		return usage_err("rule", "rule add: %s", why);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") || limiter_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") || apply_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot add a rule on"))
 		return EXIT_FAIL;
 	rule_describe(&r, desc, sizeof(desc));
@@ -89,7 +90,7 @@ static int rule_del(int argc, char **argv)
 	e = parse_cidr(argv[2], &r.addr, &r.prefix);
 	if (e)
 		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") || limiter_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") || apply_lock(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
@@ -64,8 +65,8 @@ static int cmd_set(int argc, char **argv)
 	if (s.live.nlayers && (s.has_limit || s.has_window))
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") ||
-	    limiter_lock(0) < 0 || limiter_open(ifname, &l, "cannot change settings on"))
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") || apply_lock(0) < 0 ||
+	    limiter_open(ifname, &l, "cannot change settings on"))
 		return EXIT_FAIL;
 
 	next = *limiter_live(&l);

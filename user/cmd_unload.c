@@ -8,6 +8,7 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 
+#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
@@ -49,7 +50,7 @@ static int cmd_unload(int argc, char **argv)
 	 */
 	was_gone = strlen(ifname) < IF_NAMESIZE && !if_nametoindex(ifname) &&
 		   !limiter_find_by_name(ifname, gone, sizeof(gone));
-	if (limiter_lock(1) < 0)
+	if (apply_lock(1) < 0)
 		return EXIT_FAIL;
 	if (was_gone && lstat(gone, &st)) {
 		printf("xdp-rl: %s is gone; removed the state of its limiter\n", ifname);

@@ -15,5 +15,7 @@ extern const struct cmd_spec cmd_reset_spec;
 extern const struct cmd_spec cmd_charge_spec;
 extern const struct cmd_spec cmd_top_spec;
 extern const struct cmd_spec cmd_rule_spec;
+extern const struct cmd_spec cmd_apply_spec;
+extern const struct cmd_spec cmd_config_spec;
 
 #endif

@@ -522,18 +522,17 @@ int limiter_lock(int gc)
 	return fd;
 }
 
-void limiter_settle(void)
+int limiter_settle(void)
 {
 	char root[PATH_MAX];
 	int fd;
 
 	if (root_dir(root, sizeof(root), 0))
-		return; /* nothing was ever loaded */
+		return -1; /* nothing was ever loaded */
 	fd = state_lock(1);
-	if (fd < 0)
-		return;
-	recover_all(0);
-	close(fd);
+	if (fd >= 0)
+		recover_all(0);
+	return fd;
 }
 
 int limiter_find_by_name(const char *ifname, char *dir, size_t len)

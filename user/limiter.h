@@ -58,8 +58,10 @@ int limiter_lock(int gc);
 /*
  * Before a command that only reads: the same recovery, if the lock is free
  * at once (a command that holds it is alive and finishes its own change).
+ * Returns the lock's fd, still held, or -1 if it was not taken (nothing was
+ * ever loaded, or another command holds it).
  */
-void limiter_settle(void);
+int limiter_settle(void);
 
 /*
  * Open the limiter on @ifname (attached to it now); prints an error naming

@@ -16,6 +16,10 @@ the change killed at that step, and checks
     one not listed passes;
   - that the next commands work: rule list, set, unload.
 
+An apply is checked the same way: killed at any step, the next command
+finishes it from its journal (user/apply.c), so the limiter is the file's
+or, killed before the journal was written, as it was.
+
 CI runs a sample of the steps of each change (always the first and last
 few, where the commits are); `make crash-test` runs every step
 (XDP_RL_CRASH_ALL=1).
@@ -56,6 +60,16 @@ class Crash:
         self.rules = rules
         bed.nft_counters({"old": saddr(DENY_OLD), "new": saddr(DENY_NEW),
                           "probe": "ip saddr 198.19.128.0/17"})
+
+    def config(self, name, limit, rules, max_sources=1024):
+        """A config file for the limiter in the form reset() loads it, as @name."""
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(f"interface {self.bed.rx_if}\nlimit {limit}\nwindow 1h\n"
+                    f"max-sources {max_sources}\n")
+            for prefix, action in rules:
+                f.write(f"rule {prefix} --{action}\n")
+        return path
 
     def faults_argv(self, *args):
         return [FAULTS, "-n", self.bed.rx, *[str(a) for a in args]]
@@ -209,3 +223,24 @@ def test_unload_killed_at_every_step(crash):
     seen = crash.check(args, base(), None)
     # Its first step is its commit: the folder renamed away.
     assert seen == {"after"}, seen
+
+
+def test_apply_killed_at_every_step(crash):
+    # A new limit, a rule deleted and one added: a publish and rule changes.
+    path = crash.config("new.conf", 9, [(DENY_NEW, "deny")])
+    seen = crash.check(["apply", path], base(), base(9, rules=((DENY_NEW, "deny"),)))
+    assert seen == {"before", "after"}, seen
+
+
+def test_apply_with_a_new_table_killed_at_every_step(crash):
+    # New tables: a replacement, with new rules.
+    path = crash.config("table.conf", 6, [(DENY_NEW, "deny")], max_sources=2048)
+    seen = crash.check(["apply", path], base(),
+                       base(6, rules=((DENY_NEW, "deny"),), max_sources=2048))
+    assert seen == {"before", "after"}, seen
+
+
+def test_apply_that_loads_killed_at_every_step(crash):
+    path = crash.config("load.conf", 7, [(DENY_OLD, "deny")])
+    seen = crash.check(["apply", path], None, base(7))
+    assert seen == {"before", "after"}, seen

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * apply.c - a running limiter made to match a config (see apply.h).
+ *
+ * The steps of an apply. Each is a kill point of its own (fault.h), and
+ * the first is always the journal (journal.h), so that from then on the
+ * next command finishes it:
+ *
+ *   the same      "nothing to change": no step at all.
+ *   no limiter    journal; load (loader.h: one commit); remove the journal.
+ *   new tables    journal; replace, as load --force does (one commit, the
+ *                 program swap), with the file's rules unless they are the
+ *                 limiter's own, which it keeps; remove the journal.
+ *   else          journal;
+ *                 delete the rules the file does not have, and those it
+ *                 changes in a way their windows cannot survive (each
+ *                 delete a commit);
+ *                 publish the settings, once (limiter.h: spare slot, flip),
+ *                 with limit sets for the rules to add and rule counts that
+ *                 count them already;
+ *                 change the rules that keep their windows in place (one
+ *                 map update each, which packets see whole);
+ *                 add the file's new rules;
+ *                 publish again only if the rules now in force moved the
+ *                 clock or the longest window from what was published;
+ *                 remove the journal.
+ *
+ * Rule counts are never too low for the rules in the tries (a count too
+ * low would hide a rule from the datapath): they drop only in the publish,
+ * after the deletes, and rise in it before the adds, as rule del and rule
+ * add do (rules.h: rules_publish). A rule whose limits change but not its
+ * shape (action, --shared, number of layers) keeps its id and limit set,
+ * so its sources keep their windows, as `set` keeps the global limits';
+ * one whose shape changes is deleted and added: its sources start afresh.
+ *
+ * Recovery: apply_lock and apply_settle run limiter.c's recovery of the
+ * pinned folders, then, if this namespace has a journal, apply it again.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "apply.h"
+#include "bpffs.h"
+#include "fault.h"
+#include "journal.h"
+#include "limiter.h"
+#include "live.h"
+#include "loader.h"
+#include "log.h"
+#include "rules.h"
+
+/* What an apply changed, a line each, printed when it is done. */
+struct report {
+	FILE *f;
+	char *buf;
+	size_t len;
+	const char *ifname;
+};
+
+static int report_open(struct report *r, const char *ifname)
+{
+	r->buf = NULL;
+	r->len = 0;
+	r->ifname = ifname;
+	r->f = open_memstream(&r->buf, &r->len);
+	if (!r->f)
+		log_err("cannot apply to '%s': out of memory", ifname);
+	return r->f ? 0 : -1;
+}
+
+static void say(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(struct report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(r->f, "xdp-rl: %s: ", r->ifname);
+	va_start(ap, fmt);
+	vfprintf(r->f, fmt, ap);
+	va_end(ap);
+	fputc('\n', r->f);
+}
+
+static void say_setting(const char *what, void *ctx)
+{
+	say(ctx, "%s", what);
+}
+
+/* Print the report to @out (if any) and free it. */
+static void report_close(struct report *r, FILE *out)
+{
+	fclose(r->f);
+	if (out && r->buf)
+		fputs(r->buf, out);
+	free(r->buf);
+}
+
+/* The rules an apply deletes, changes in place and adds. */
+struct plan {
+	struct rule_spec *del, *upd, *add;
+	size_t ndel, nupd, nadd;
+};
+
+static void plan_free(struct plan *p)
+{
+	free(p->del);
+	free(p->upd);
+	free(p->add);
+}
+
+/*
+ * Whether a rule changed from @o to @n keeps its id (its counters), limit
+ * set and windows: the same shape of limits, or none before and after.
+ */
+static int in_place(const struct rule_spec *o, const struct rule_spec *n)
+{
+	if (o->rule.action != XDP_RL_RULE_LIMIT && n->rule.action != XDP_RL_RULE_LIMIT)
+		return 1;
+	return o->rule.action == n->rule.action && o->rule.flags == n->rule.flags &&
+	       o->rule.nlayers == n->rule.nlayers;
+}
+
+/* The options of a rule_format() text, past its prefix. */
+static const char *options_of(const char *text)
+{
+	const char *sp = strchr(text, ' ');
+
+	return sp ? sp + 1 : "";
+}
+
+/* Compare the rules of @cur and @c (both sorted by prefix); what changes into @p, and @r. */
+static int plan_rules(const struct config *cur, const struct config *c, struct plan *p,
+		      struct report *r)
+{
+	const struct rule_spec *o, *t;
+	char a[RULE_TEXT_MAX], b[RULE_TEXT_MAX];
+	size_t i = 0, j = 0, n = cur->s.nrules + c->s.nrules + 1;
+	struct rule_spec u;
+	int cmp;
+
+	memset(p, 0, sizeof(*p));
+	p->del = calloc(n, sizeof(*p->del));
+	p->upd = calloc(n, sizeof(*p->upd));
+	p->add = calloc(n, sizeof(*p->add));
+	if (!p->del || !p->upd || !p->add) {
+		log_err("cannot apply to '%s': out of memory", c->ifname);
+		return -1;
+	}
+	while (i < cur->s.nrules || j < c->s.nrules) {
+		o = i < cur->s.nrules ? &cur->s.rules[i] : NULL;
+		t = j < c->s.nrules ? &c->s.rules[j] : NULL;
+		cmp = !o ? 1 : !t ? -1 : rule_prefix_cmp(o, t);
+		if (o)
+			rule_format(o, a, sizeof(a));
+		if (t)
+			rule_format(t, b, sizeof(b));
+		if (o && cmp < 0) {
+			p->del[p->ndel++] = *o;
+			say(r, "deleted rule %s", a);
+		} else if (t && cmp > 0) {
+			p->add[p->nadd++] = *t;
+			say(r, "added rule %s", b);
+		} else if (!o || !t) {
+			break; /* not reached: one of them is there, and cmp says which */
+		} else if (!rule_same(o, t) && in_place(o, t)) {
+			u = *t;
+			u.rule.id = o->rule.id;
+			u.rule.lsid = o->rule.lsid;
+			p->upd[p->nupd++] = u;
+			say(r, "changed rule %s (was %s)", b, options_of(a));
+		} else if (!rule_same(o, t)) {
+			p->del[p->ndel++] = *o;
+			p->add[p->nadd++] = *t;
+			say(r, "replaced rule %s (was %s)%s", b, options_of(a),
+			    t->rule.action == XDP_RL_RULE_LIMIT ? ": its sources start afresh" :
+								  "");
+		}
+		i += cmp <= 0;
+		j += cmp >= 0;
+	}
+	return 0;
+}
+
+/* Journal @c as the target of the apply about to start. */
+static int journal_target(const struct config *c)
+{
+	size_t len;
+	char *text = config_text(c, &len);
+	int r;
+
+	if (!text) {
+		log_err("cannot apply to '%s': cannot write the journal: out of memory", c->ifname);
+		return -1;
+	}
+	r = journal_write(text, len);
+	free(text);
+	return r;
+}
+
+/* Whether a limiter is pinned for @ifindex in this namespace. */
+static int pinned(unsigned int ifindex)
+{
+	char ns[PATH_MAX], dir[PATH_MAX + 16];
+	struct stat st;
+
+	if (state_dir(ns, sizeof(ns), 0))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/%u", ns, ifindex);
+	return !lstat(dir, &st);
+}
+
+/* No limiter: load one. */
+static int load_new(struct config *c, FILE *out)
+{
+	struct settings s = c->s;
+	struct load_result res;
+	int r;
+
+	if (journal_target(c))
+		return EXIT_FAIL;
+	s.force = 0;
+	s.new_rules = 1;
+	r = limiter_load(c->ifname, &s, &res);
+	/* Done, or failed before its commit: either way nothing is left to finish. */
+	journal_remove();
+	if (r == EXIT_DONE && out && !res.unfinished)
+		load_report(out, c->ifname, &s, &res);
+	return r;
+}
+
+/* New source tables: a replacement, as load --force. */
+static int replace(const struct config *cur, struct config *c, struct report *rep)
+{
+	struct settings s = c->s;
+	struct load_result res;
+	struct plan p;
+	int r, same_rules;
+
+	config_diff_settings(cur, c, say_setting, rep);
+	if (plan_rules(cur, c, &p, rep)) {
+		plan_free(&p);
+		return EXIT_FAIL;
+	}
+	same_rules = !p.ndel && !p.nupd && !p.nadd;
+	plan_free(&p);
+	if (journal_target(c))
+		return EXIT_FAIL;
+	s.force = 1;
+	s.new_rules = !same_rules;
+	r = limiter_load(c->ifname, &s, &res);
+	journal_remove();
+	if (r == EXIT_DONE)
+		say(rep,
+		    "replaced the limiter under its link: every window restarted (its source "
+		    "tables changed)%s",
+		    same_rules ? "; its rules, their counters and budgets were kept" : "");
+	return r;
+}
+
+static int run(struct config *c, FILE *out, int undo);
+
+/* The rules of @p, their settings and the rule counts, into the running @l: see the top. */
+static int change(struct limiter *l, struct config *cur, struct config *c, struct report *rep,
+		  int undo)
+{
+	const struct xdp_rl_live *was = limiter_live(l);
+	struct rules_summary rs, now;
+	struct xdp_rl_live next;
+	static rule_ids used;
+	char desc[RULE_TEXT_MAX];
+	int nsettings, relayer, step = 0;
+	struct plan p;
+	size_t i;
+
+	nsettings = config_diff_settings(cur, c, say_setting, rep);
+	relayer = c->s.live.nlayers != was->nlayers;
+	if ((was->flags ^ c->s.live.flags) & XDP_RL_F_ALIGNED)
+		say(rep, "every window restarted (per-key and aligned keep time on different "
+			 "clocks)");
+	else if (relayer)
+		say(rep, "every source starts afresh under the new number of layers");
+	if (plan_rules(cur, c, &p, rep))
+		goto refused;
+	if (!nsettings && !p.ndel && !p.nupd && !p.nadd) {
+		say(rep, "nothing to change");
+		plan_free(&p);
+		return journal_remove() ? EXIT_FAIL : EXIT_DONE;
+	}
+	if (l->cfg.next_lsid + p.nadd + relayer > XDP_RL_LSID_MAX) {
+		log_err("cannot apply to '%s': it has used every limit set id (unload it and "
+			"apply again)",
+			c->ifname);
+		goto refused;
+	}
+
+	/* From here on, a kill is finished by the next command. */
+	if (journal_target(c))
+		goto refused;
+	step = 1;
+	for (i = 0; i < p.ndel; i++) {
+		if (rule_delete(l->fd, &p.del[i]) && errno != ENOENT) {
+			rule_format(&p.del[i], desc, sizeof(desc));
+			log_err("cannot apply to '%s': cannot delete rule %s: %m", c->ifname, desc);
+			goto failed;
+		}
+		fault_point("apply: rule deleted");
+	}
+
+	/* The settings: what runs, with the file's limits, alignment and selector. */
+	next = *was;
+	memcpy(next.layer, c->s.live.layer, sizeof(next.layer));
+	next.nlayers = c->s.live.nlayers;
+	next.flags = (next.flags & ~(XDP_RL_F_ALIGNED | XDP_RL_F_DRY_RUN)) |
+		     (c->s.live.flags & (XDP_RL_F_ALIGNED | XDP_RL_F_DRY_RUN));
+	next.new_sources = c->s.live.new_sources;
+	next.on_full = c->s.live.on_full;
+	next.select = c->s.live.select;
+	next.link_local = c->s.live.link_local;
+	/* A new number of layers is a new limit set (I3, bpf/window.h), as for set. */
+	if (relayer)
+		next.lsid = l->cfg.next_lsid++;
+	rules_count(l->fd, &next.nrules4, &next.nrules6);
+	rules_summarize(l->fd, NULL, &rs);
+	for (i = 0; i < p.nadd; i++) {
+		p.add[i].rule.lsid = l->cfg.next_lsid++;
+		*(p.add[i].addr.family == AF_INET6 ? &next.nrules6 : &next.nrules4) += 1;
+		rules_summary_add(&rs, &p.add[i]);
+	}
+	for (i = 0; i < p.nupd; i++)
+		rules_summary_add(&rs, &p.upd[i]);
+	live_finish(&next, &rs, was, p.ndel || p.nupd || p.nadd);
+	if (limiter_publish(l, &next)) {
+		log_err("cannot apply to '%s': cannot publish the settings: %m", c->ifname);
+		goto failed;
+	}
+
+	for (i = 0; i < p.nupd; i++) {
+		if (rule_update(l->fd, &p.upd[i])) {
+			rule_format(&p.upd[i], desc, sizeof(desc));
+			log_err("cannot apply to '%s': cannot change rule %s: %m", c->ifname, desc);
+			goto failed;
+		}
+		fault_point("apply: rule changed");
+	}
+	rule_ids_used(l->fd, used);
+	for (i = 0; i < p.nadd; i++) {
+		if (rule_insert(l->fd, &p.add[i], used, l)) {
+			rule_format(&p.add[i], desc, sizeof(desc));
+			log_err("cannot apply to '%s': cannot add rule %s: %m", c->ifname, desc);
+			goto failed;
+		}
+		fault_point("apply: rule added");
+	}
+	/* Rules changed in place may have moved the clock or the longest window. */
+	rules_summarize(l->fd, NULL, &now);
+	if (memcmp(&now, &rs, sizeof(now))) {
+		next = *limiter_live(l);
+		live_finish(&next, &now, limiter_live(l), 1);
+		if (limiter_publish(l, &next)) {
+			log_err("cannot apply to '%s': cannot publish the settings: %m", c->ifname);
+			goto failed;
+		}
+	}
+	plan_free(&p);
+	return journal_remove() ? EXIT_FAIL : EXIT_DONE;
+
+failed:
+	/* Half way: put back the limiter as it was, by the same steps (journalled). */
+	if (undo && step) {
+		if (run(cur, NULL, 0) == EXIT_DONE)
+			log_err("put the limiter on '%s' back as it was: nothing was changed",
+				c->ifname);
+		else
+			log_err("cannot put the limiter on '%s' back as it was (the next xdp-rl "
+				"command tries again)",
+				c->ifname);
+	}
+refused:
+	plan_free(&p);
+	return EXIT_FAIL;
+}
+
+static int run(struct config *c, FILE *out, int undo)
+{
+	struct config cur;
+	struct report rep;
+	struct limiter l;
+	unsigned int ifindex;
+	int r = EXIT_FAIL;
+
+	if (iface_resolve(c->ifname, &ifindex, "cannot apply to"))
+		return EXIT_FAIL;
+	if (!pinned(ifindex))
+		return load_new(c, out);
+	if (limiter_open(c->ifname, &l, "cannot apply to"))
+		return EXIT_FAIL;
+	if (config_of(&l, &cur)) {
+		log_err("cannot apply to '%s': cannot read its rules: %m", c->ifname);
+		config_free(&cur);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	if (report_open(&rep, c->ifname))
+		goto out;
+	if (cur.s.fixed.xdp_mode != c->s.fixed.xdp_mode)
+		log_err("cannot apply to '%s': it runs in %s mode, the file says %s, and changing "
+			"mode needs a detach (run 'xdp-rl unload %s', then apply again)",
+			c->ifname, word_name(mode_words, cur.s.fixed.xdp_mode),
+			word_name(mode_words, c->s.fixed.xdp_mode), c->ifname);
+	else if (!config_same_tables(&cur, c))
+		r = replace(&cur, c, &rep);
+	else
+		r = change(&l, &cur, c, &rep, undo);
+	report_close(&rep, r == EXIT_DONE ? out : NULL);
+out:
+	config_free(&cur);
+	limiter_close(&l);
+	return r;
+}
+
+int apply_config(struct config *c, FILE *out)
+{
+	return run(c, out, 1);
+}
+
+/* Apply this namespace's journal again, if it has one; the lock is held. */
+static void roll_forward(void)
+{
+	char why[512], path[PATH_MAX], *text;
+	struct config c;
+	size_t len;
+	int r;
+
+	if (journal_read(&text, &len) <= 0)
+		return;
+	journal_path(path, sizeof(path));
+	r = config_parse(text, len, path, &c, why, sizeof(why));
+	free(text);
+	if (r) {
+		log_warn("removed the journal of an apply that was interrupted, which cannot be "
+			 "read: %s",
+			 why);
+		journal_remove();
+	} else if (!if_nametoindex(c.ifname)) {
+		log_warn("removed the journal of an apply to '%s' that was interrupted (%s): the "
+			 "interface is gone",
+			 c.ifname, path);
+		journal_remove();
+	} else if (run(&c, NULL, 0) == EXIT_DONE) {
+		log_warn("finished an apply that was interrupted (%s): the limiter on '%s' is as "
+			 "its file says",
+			 path, c.ifname);
+	} else {
+		log_warn("cannot finish an apply to '%s' that was interrupted (%s): the next "
+			 "xdp-rl command tries again",
+			 c.ifname, path);
+	}
+	config_free(&c);
+}
+
+int apply_lock(int gc)
+{
+	int fd = limiter_lock(gc);
+
+	if (fd >= 0)
+		roll_forward();
+	return fd;
+}
+
+void apply_settle(void)
+{
+	int fd = limiter_settle();
+
+	/* Nothing was ever loaded, but an apply that would load was killed. */
+	if (fd < 0 && journal_exists())
+		fd = state_lock(1);
+	if (fd < 0)
+		return;
+	roll_forward();
+	close(fd);
+}

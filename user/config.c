@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* config.c - a limiter described by a file (see config.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "caps.h"
+#include "config.h"
+#include "live.h"
+#include "log.h"
+#include "rules.h"
+
+#define CONFIG_WORDS 16 /* words on a line at most, as on a rules file's */
+#define GROUP_TEXT   256
+
+/* The option called @name that is a setting of a config file, or NULL. */
+static const struct opt_spec *setting_named(const char *name)
+{
+	const struct opt_spec *o = opt_find(settings_load_opts, name);
+
+	if (!o)
+		o = opt_find(settings_set_opts, name);
+	return o && o->id != OPT_FORCE && o->id != OPT_RULES ? o : NULL;
+}
+
+/* The name of setting @id, as its option spells it. */
+static const char *name_of(int id)
+{
+	const struct opt_spec *o = opt_by_id(settings_load_opts, id);
+
+	if (!o)
+		o = opt_by_id(settings_set_opts, id);
+	return o ? o->name : "?";
+}
+
+/* "NAME:LINE: ..." (or "NAME: ..." for line 0) into @why; -1. */
+static int fail(char *why, size_t len, const char *name, unsigned int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int fail(char *why, size_t len, const char *name, unsigned int line, const char *fmt, ...)
+{
+	size_t off;
+	va_list ap;
+
+	off = line ? (size_t)snprintf(why, len, "%s:%u: ", name, line) :
+		     (size_t)snprintf(why, len, "%s: ", name);
+	if (off < len) {
+		va_start(ap, fmt);
+		vsnprintf(why + off, len - off, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/*
+ * The options' messages in the file's words: "--limit" is "limit" there.
+ * Only an option's name loses its dashes (after a space, '(' or '/', or at
+ * the start), never a value quoted after it.
+ */
+static void undash(char *t)
+{
+	char *w = t, prev = ' ';
+	const char *r = t;
+
+	while (*r) {
+		if (r[0] == '-' && r[1] == '-' && r[2] >= 'a' && r[2] <= 'z' &&
+		    strchr(" (/", prev)) {
+			r += 2;
+			continue;
+		}
+		prev = *r;
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
+/* How many single-character edits make @a into @b, up to 3 (more: 3). */
+static int edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	int d[24][24];
+
+	if (la > 22 || lb > 22)
+		return 3;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+/* Why @word is no setting, and what may have been meant. */
+static void unknown_setting(const char *word, char *buf, size_t len)
+{
+	static const char *const others[] = { "interface", "rule", NULL };
+	const char *best = NULL;
+	const struct opt_spec *o;
+	int i, d, bestd = 3;
+
+	if (word[0] == '-' && word[1] == '-' && setting_named(word + 2)) {
+		snprintf(buf, len, "unknown setting '%.40s': write it without its dashes, as '%s'",
+			 word, word + 2);
+		return;
+	}
+	if (!strcmp(word, "force")) {
+		snprintf(buf, len,
+			 "'force' is no setting: apply replaces the limiter when the file "
+			 "needs it");
+		return;
+	}
+	if (!strcmp(word, "rules")) {
+		snprintf(buf, len,
+			 "'rules' is no setting: give each rule on a line of its own, "
+			 "'rule CIDR ...'");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		for (o = i ? settings_set_opts : settings_load_opts; o->name; o++) {
+			d = edits(word, o->name);
+			if (setting_named(o->name) && d < bestd) {
+				bestd = d;
+				best = o->name;
+			}
+		}
+	}
+	for (i = 0; others[i]; i++) {
+		d = edits(word, others[i]);
+		if (d < bestd) {
+			bestd = d;
+			best = others[i];
+		}
+	}
+	if (best && bestd <= (strlen(word) > 4 ? 2 : 1))
+		snprintf(buf, len, "unknown setting '%.40s' (did you mean '%s'?)", word, best);
+	else
+		snprintf(buf, len,
+			 "unknown setting '%.40s' (a setting is an option of 'xdp-rl load' or "
+			 "'xdp-rl set' without its dashes)",
+			 word);
+}
+
+/* Why @name cannot be an interface's, or NULL (the kernel's dev_valid_name). */
+static const char *bad_ifname(const char *name)
+{
+	if (!*name)
+		return "empty";
+	if (strlen(name) >= IF_NAMESIZE)
+		return "longer than 15 characters";
+	if (!strcmp(name, ".") || !strcmp(name, ".."))
+		return "not a name";
+	if (strpbrk(name, "/:"))
+		return "holds '/' or ':'";
+	return NULL;
+}
+
+/*
+ * The line to blame for a refusal of @opt: the last given of the settings
+ * that go together with it.
+ */
+static unsigned int line_of(const struct config *c, int opt)
+{
+	static const int together[][5] = {
+		{ OPT_LIMIT, OPT_WINDOW, OPT_LAYER, OPT_BYTES, 0 },
+		{ OPT_PROTO, OPT_DPORT, OPT_SYN, OPT_NO_SYN, 0 },
+		{ OPT_ON_FULL, OPT_NEW_SOURCES, 0 },
+	};
+	unsigned int line = 0, i, j, k;
+
+	for (i = 0; i < sizeof(together) / sizeof(together[0]); i++) {
+		for (j = 0; together[i][j] && together[i][j] != opt; j++)
+			;
+		if (!together[i][j])
+			continue;
+		for (k = 0; together[i][k]; k++)
+			if (c->line[together[i][k] - OPT_LIMIT] > line)
+				line = c->line[together[i][k] - OPT_LIMIT];
+		return line;
+	}
+	return opt >= OPT_LIMIT && opt < OPT_END ? c->line[opt - OPT_LIMIT] : 0;
+}
+
+/* The interface a file called @name is for: "/etc/xdp-rl/eth0.conf" is eth0's. */
+static int ifname_of_file(const char *name, char *out, size_t len)
+{
+	const char *base = strrchr(name, '/');
+	size_t n, s = strlen(CONFIG_SUFFIX);
+	char stem[IF_NAMESIZE + 8];
+
+	base = base ? base + 1 : name;
+	n = strlen(base);
+	if (n <= s || strcmp(base + n - s, CONFIG_SUFFIX) || n - s >= sizeof(stem))
+		return -1;
+	snprintf(stem, sizeof(stem), "%.*s", (int)(n - s), base);
+	if (bad_ifname(stem))
+		return -1;
+	snprintf(out, len, "%s", stem);
+	return 0;
+}
+
+/* One line of settings: 0 or -1 with why. */
+static int parse_setting(struct config *c, char **w, int n, unsigned int no, const char *name,
+			 char *why, size_t wlen)
+{
+	const struct opt_spec *o = setting_named(w[0]);
+	unsigned int *given;
+	struct why sw;
+	char text[256];
+
+	if (!o) {
+		unknown_setting(w[0], text, sizeof(text));
+		return fail(why, wlen, name, no, "%s", text);
+	}
+	if (o->arg && n != 2)
+		return fail(why, wlen, name, no, "'%s' takes %s value: %s %s", o->name,
+			    n < 2 ? "a" : "one", o->name, o->arg);
+	if (!o->arg && n != 1)
+		return fail(why, wlen, name, no, "'%s' takes no value", o->name);
+	given = &c->line[o->id - OPT_LIMIT];
+	if (o->id != OPT_LAYER && *given)
+		return fail(why, wlen, name, no, "a second '%s' (line %u has one)", o->name,
+			    *given);
+	if (settings_option(o->id, o->arg ? w[1] : NULL, &c->s, &sw)) {
+		undash(sw.text);
+		return fail(why, wlen, name, no, "%s", sw.text);
+	}
+	if (!*given)
+		*given = no;
+	return 0;
+}
+
+int config_parse(const char *text, size_t len, const char *name, struct config *c, char *why,
+		 size_t wlen)
+{
+	char *w[CONFIG_WORDS + 1], rwhy[256], pfx[INET6_ADDRSTRLEN + 8];
+	const struct rule_spec *dup, *first;
+	unsigned int ifline = 0;
+	struct lines it;
+	size_t cap = 0;
+	struct why sw;
+	const char *e;
+	int n;
+
+	memset(c, 0, sizeof(*c));
+	settings_init(&c->s);
+	lines_begin(&it, text, len);
+	while ((n = lines_next(&it, w, CONFIG_WORDS, &e)) != -1) {
+		if (n == -2)
+			return fail(why, wlen, name, it.no, "%s", e);
+		if (!n)
+			continue;
+		if (!strcmp(w[0], "rule")) {
+			if (c->s.nrules == XDP_RL_MAX_RULES)
+				return fail(why, wlen, name, it.no, "more than %d rules",
+					    XDP_RL_MAX_RULES);
+			if (rules_add(&c->s.rules, &c->s.nrules, &cap))
+				return fail(why, wlen, name, it.no, "out of memory");
+			if (rule_parse(n, w, &c->s.rules[c->s.nrules], rwhy, sizeof(rwhy)))
+				return fail(why, wlen, name, it.no, "rule: %s", rwhy);
+			c->s.rules[c->s.nrules++].line = it.no;
+		} else if (!strcmp(w[0], "interface")) {
+			if (ifline)
+				return fail(why, wlen, name, it.no,
+					    "a second 'interface' (line %u has one)", ifline);
+			if (n != 2)
+				return fail(why, wlen, name, it.no,
+					    "'interface' takes one value: interface IFACE");
+			e = bad_ifname(w[1]);
+			if (e)
+				return fail(why, wlen, name, it.no, "invalid interface '%.40s': %s",
+					    w[1], e);
+			snprintf(c->ifname, sizeof(c->ifname), "%s", w[1]);
+			ifline = it.no;
+		} else if (parse_setting(c, w, n, it.no, name, why, wlen)) {
+			return -1;
+		}
+	}
+	dup = rules_duplicate(c->s.rules, c->s.nrules, &first);
+	if (dup) {
+		fmt_prefix(&dup->addr, dup->prefix, pfx, sizeof(pfx));
+		return fail(why, wlen, name, dup->line, "a second rule for %s (line %u has one)",
+			    pfx, first->line);
+	}
+	if (!ifline && ifname_of_file(name, c->ifname, sizeof(c->ifname)))
+		return fail(why, wlen, name, 0,
+			    "no interface: add a line 'interface IFACE' (or name the file "
+			    "IFACE" CONFIG_SUFFIX ")");
+	c->s.new_rules = 1;
+	if (settings_finish_load(&c->s, "apply", &sw)) {
+		undash(sw.text);
+		return fail(why, wlen, name, sw.line ? sw.line : line_of(c, sw.opt), "%s", sw.text);
+	}
+	return 0;
+}
+
+int config_read(const char *path, struct config *c, const char *cmd)
+{
+	int stdin_ = !strcmp(path, "-"), r;
+	char why[512], *text;
+	size_t len;
+
+	memset(c, 0, sizeof(*c));
+	r = stdin_ ? read_all(STDIN_FILENO, RULES_FILE_MAX, &text, &len) :
+		     read_as_caller(path, RULES_FILE_MAX, &text, &len);
+	if (r) {
+		if (errno == EINVAL)
+			return usage_err(cmd, "%s: cannot read '%s': not a regular file", cmd,
+					 path);
+		if (errno == EFBIG)
+			return usage_err(cmd, "%s: cannot read '%s': larger than %d MiB", cmd, path,
+					 RULES_FILE_MAX >> 20);
+		if (errno == ENOENT || errno == EACCES || errno == ENOTDIR)
+			return usage_err(cmd, "%s: cannot read '%s': %m", cmd, path);
+		log_err("%s: cannot read '%s': %m", cmd, path);
+		return EXIT_FAIL;
+	}
+	r = config_parse(text, len, stdin_ ? "<stdin>" : path, c, why, sizeof(why));
+	free(text);
+	if (r) {
+		config_free(c);
+		return usage_err(cmd, "%s: %s; nothing was changed", cmd, why);
+	}
+	return EXIT_DONE;
+}
+
+void config_free(struct config *c)
+{
+	free(c->s.rules);
+	c->s.rules = NULL;
+	c->s.nrules = 0;
+}
+
+int config_of(const struct limiter *l, struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	settings_init(&c->s);
+	snprintf(c->ifname, sizeof(c->ifname), "%s", l->ifname);
+	c->s.live = *limiter_live(l);
+	c->s.fixed = l->cfg.fixed;
+	c->s.max_layers = l->cfg.fixed.max_layers;
+	return rules_collect(l->fd, &c->s.rules, &c->s.nrules);
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+/* The settings in the order a file gives them; each its line(s), told apart by the diff. */
+enum group {
+	G_LIMIT,
+	G_WINDOW,
+	G_LAYERS,
+	G_ALIGN,
+	G_DRY,
+	G_NEW,
+	G_PROTO,
+	G_DPORT,
+	G_SYN,
+	G_LINK_LOCAL,
+	G_BYTES,
+	G_V4,
+	G_V6,
+	G_MAX_SOURCES,
+	G_MAX_LAYERS,
+	G_MODE,
+	G_N,
+};
+
+/* Append a line "NAME VALUE" (or "NAME") of setting @id to @buf. */
+static void add(char *buf, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void add(char *buf, int id, const char *fmt, ...)
+{
+	size_t off = strlen(buf);
+	va_list ap;
+
+	off += snprintf(buf + off, GROUP_TEXT - off, "%s%s", off ? "\n" : "", name_of(id));
+	if (!fmt || off >= GROUP_TEXT)
+		return;
+	buf[off++] = ' ';
+	buf[off] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(buf + off, GROUP_TEXT - off, fmt, ap);
+	va_end(ap);
+}
+
+/* Every setting of @c, in the file's words: one group of lines each. */
+static void settings_text(const struct config *c, char t[G_N][GROUP_TEXT])
+{
+	const struct xdp_rl_live *live = &c->s.live;
+	const struct xdp_rl_fixed *f = &c->s.fixed;
+	char d[32], ports[XDP_RL_MAX_PORT_RANGES * 12 + 1];
+	__u32 i;
+
+	memset(t, 0, sizeof(char) * G_N * GROUP_TEXT);
+	if (live->nlayers == 1) {
+		fmt_duration(live->layer[0].window_ns, d, sizeof(d));
+		add(t[G_LIMIT], OPT_LIMIT, "%llu", (unsigned long long)live->layer[0].limit);
+		add(t[G_WINDOW], OPT_WINDOW, "%s", d);
+	}
+	for (i = 0; live->nlayers > 1 && i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+		fmt_duration(live->layer[i].window_ns, d, sizeof(d));
+		add(t[G_LAYERS], OPT_LAYER, "%llu/%s", (unsigned long long)live->layer[i].limit, d);
+	}
+	add(t[G_ALIGN], live->flags & XDP_RL_F_ALIGNED ? OPT_ALIGNED : OPT_PER_KEY, NULL);
+	add(t[G_DRY], live->flags & XDP_RL_F_DRY_RUN ? OPT_DRY_RUN : OPT_ENFORCE, NULL);
+	if (live->new_sources.limit) {
+		fmt_duration(live->new_sources.window_ns, d, sizeof(d));
+		add(t[G_NEW], OPT_NEW_SOURCES, "%llu/%s",
+		    (unsigned long long)live->new_sources.limit, d);
+		add(t[G_NEW], OPT_ON_FULL, "%s", word_name(on_full_words, live->on_full));
+	} else {
+		add(t[G_NEW], OPT_NEW_SOURCES, "off");
+	}
+	add(t[G_PROTO], OPT_PROTO, "%s", word_name(proto_words, live->select.proto));
+	fmt_ports(&live->select, ports, sizeof(ports));
+	add(t[G_DPORT], OPT_DPORT, "%s", ports);
+	add(t[G_SYN], live->select.syn ? OPT_SYN : OPT_NO_SYN, NULL);
+	add(t[G_LINK_LOCAL], OPT_LINK_LOCAL, "%s", word_name(link_local_words, live->link_local));
+	if (f->bytes)
+		add(t[G_BYTES], OPT_BYTES, NULL);
+	add(t[G_V4], OPT_V4_PREFIX, "%u", f->v4_prefix);
+	add(t[G_V6], OPT_V6_PREFIX, "%u", f->v6_prefix);
+	add(t[G_MAX_SOURCES], OPT_MAX_SOURCES, "%llu", (unsigned long long)f->max_sources);
+	add(t[G_MAX_LAYERS], OPT_MAX_LAYERS, "%u", f->max_layers);
+	add(t[G_MODE], OPT_MODE, "%s", word_name(mode_words, f->xdp_mode));
+}
+
+void config_print(FILE *f, const struct config *c)
+{
+	char t[G_N][GROUP_TEXT], rule[RULE_TEXT_MAX];
+	size_t i;
+
+	settings_text(c, t);
+	fprintf(f,
+		"# xdp-rl config of %s: 'xdp-rl apply FILE' makes its limiter match this.\n"
+		"# A setting a line, as load's options without their dashes; then the rules.\n"
+		"interface %s\n",
+		c->ifname, c->ifname);
+	for (i = 0; i < G_N; i++) {
+		if (i == G_BYTES && !*t[i])
+			fprintf(f, "# %s: not given, so each packet counts 1\n",
+				name_of(OPT_BYTES));
+		else if (*t[i])
+			fprintf(f, "%s\n", t[i]);
+	}
+	for (i = 0; i < c->s.nrules; i++) {
+		rule_format(&c->s.rules[i], rule, sizeof(rule));
+		fprintf(f, "rule %s\n", rule);
+	}
+}
+
+char *config_text(const struct config *c, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	config_print(f, c);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The lines of groups @from..@to of @t joined by ", " into @out; "no NONE" for none. */
+static void joined(char t[G_N][GROUP_TEXT], int from, int to, const char *none, char *out,
+		   size_t len)
+{
+	size_t off = 0;
+	const char *p;
+	int g;
+
+	for (g = from; g <= to; g++) {
+		for (p = t[g]; *p && off + 3 < len; p++) {
+			if (*p == '\n' || (p == t[g] && off)) {
+				out[off++] = ',';
+				out[off++] = ' ';
+			}
+			if (*p != '\n')
+				out[off++] = *p;
+		}
+	}
+	out[off] = '\0';
+	if (!off)
+		snprintf(out, len, "no %s", none);
+}
+
+int config_diff_settings(const struct config *old, const struct config *new, config_diff_fn fn,
+			 void *ctx)
+{
+	char a[G_N][GROUP_TEXT], b[G_N][GROUP_TEXT], x[G_N * GROUP_TEXT], y[G_N * GROUP_TEXT];
+	char line[sizeof(x) + sizeof(y) + 16];
+	int merged = old->s.live.nlayers != new->s.live.nlayers, g, to, n = 0;
+
+	settings_text(old, a);
+	settings_text(new, b);
+	for (g = 0; g < G_N; g++) {
+		/* The limits told apart while the number of layers stays; else as one. */
+		to = merged && g == G_LIMIT ? G_LAYERS : g;
+		if (merged && (g == G_WINDOW || g == G_LAYERS))
+			continue;
+		joined(a, g, to, name_of(OPT_BYTES), x, sizeof(x));
+		joined(b, g, to, name_of(OPT_BYTES), y, sizeof(y));
+		if (!strcmp(x, y))
+			continue;
+		snprintf(line, sizeof(line), "%s (was %s)", y, x);
+		fn(line, ctx);
+		n++;
+	}
+	return n;
+}
+
+int config_same_tables(const struct config *a, const struct config *b)
+{
+	const struct xdp_rl_fixed *x = &a->s.fixed, *y = &b->s.fixed;
+
+	return x->bytes == y->bytes && x->v4_prefix == y->v4_prefix &&
+	       x->v6_prefix == y->v6_prefix && x->max_sources == y->max_sources &&
+	       x->max_layers == y->max_layers;
+}
