@@ -60,7 +60,9 @@ USER_CFLAGS = $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE 
               -Iinclude -I$(BUILD) -MMD -MP $(SAN_FLAGS)
 # One file to copy: libbpf, libelf, zlib and libcap are linked statically.
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
-LDLIBS      := $(STATIC_LIBS)
+# libmicrohttpd (the exporter's HTTP server) is linked dynamically: Debian's
+# is built with GnuTLS, whose static libraries Debian does not ship.
+LDLIBS      := $(STATIC_LIBS) -lmicrohttpd
 
 BPF_SRC    := bpf/xdp_rl.bpf.c
 BPF_OBJ    := $(BUILD)/xdp_rl.bpf.o
@@ -213,10 +215,18 @@ unit: $(UNIT_USER_BIN) $(UNIT_BIN)
 model-test: $(UNIT_BIN)
 	$(Q)$(MAKE) --no-print-directory unit T=model MODEL_SECONDS=$(or $(MODEL_SECONDS),600)
 
-# The e2e tests run this build's binaries (build/san's with SANITIZE=1).
-E2E_ENV := XDP_RL_BUILD=$(abspath $(BUILD))
+# promtool, which checks `xdp-rl metrics` (tests/e2e/test_metrics.py): taken
+# from Debian's prometheus package without installing it (scripts/promtool.sh).
+PROMTOOL := build/promtool
 
-e2e: $(BIN) $(FAULT_BIN)
+$(PROMTOOL): scripts/promtool.sh
+	$(call msg,FETCH,$@)
+	$(Q)scripts/promtool.sh $@ && touch $@
+
+# The e2e tests run this build's binaries (build/san's with SANITIZE=1).
+E2E_ENV := XDP_RL_BUILD=$(abspath $(BUILD)) XDP_RL_PROMTOOL=$(abspath $(PROMTOOL))
+
+e2e: $(BIN) $(FAULT_BIN) $(PROMTOOL)
 	$(Q)$(E2E_ENV) $(PYTHON) -m pytest -q tests/e2e
 
 # Every kill point of every change (make test kills a sample of them).

@@ -12,13 +12,13 @@ set -euo pipefail
 BUILD_PKGS=(
 	make clang llvm gcc libc6-dev pkg-config
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
-	bpftool
+	libmicrohttpd-dev bpftool
 )
 # The tests, the demo and the bench.
 RUN_PKGS=(
 	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
-	nftables iptables ethtool
+	nftables iptables ethtool curl
 )
 # make lint: clang-tools gives scan-build (a perl script), git the file list.
 LINT_PKGS=(

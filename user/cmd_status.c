@@ -11,6 +11,7 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
+#include "cmd_gc.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
@@ -20,7 +21,7 @@
 #include "sources.h"
 #include "cmd_output.h"
 
-enum { OPT_JSON = 256 };
+enum { OPT_JSON = 256, OPT_ALL };
 
 struct link_state {
 	int attached;
@@ -126,10 +127,14 @@ static void status_one(struct limiter *l, struct json *j)
 	       (unsigned long long)n6);
 }
 
-static const char *const status_forms[] = { "[IFACE] [--json]", NULL };
+static const char *const status_forms[] = { "[IFACE] [--json]", "--all [--json]", NULL };
 
 static const struct opt_spec status_opts[] = {
 	{ "json", OPT_JSON, NULL, "one JSON document on stdout" },
+	{ "all", OPT_ALL, NULL,
+	  "every limiter in every network namespace's folder, those whose\n"
+	  "namespace or interface is gone included ('xdp-rl gc' removes\n"
+	  "them), with the memory their maps hold" },
 	{ NULL },
 };
 
@@ -139,14 +144,15 @@ const struct cmd_spec cmd_status_spec = {
 	.name = "status",
 	.run = cmd_status,
 	.forms = status_forms,
-	.about = "Show the limiters in this network namespace (or on IFACE) and their settings.\n",
+	.about = "Show the limiters in this network namespace (or on IFACE) and their settings;\n"
+		 "with --all, every limiter on the host and the memory it holds.\n",
 	.opts = status_opts,
 };
 
 static int cmd_status(int argc, char **argv)
 {
 	char ns[PATH_MAX], name[IF_NAMESIZE];
-	int opt, as_json = 0, found = 0, ret = EXIT_DONE;
+	int opt, as_json = 0, all = 0, found = 0, ret = EXIT_DONE;
 	const char *ifname = NULL;
 	struct limiter l;
 	struct dirent *d;
@@ -154,12 +160,20 @@ static int cmd_status(int argc, char **argv)
 	DIR *dir;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_status_spec)) != -1) {
-		if (opt != OPT_JSON)
+		if (opt == OPT_JSON)
+			as_json = 1;
+		else if (opt == OPT_ALL)
+			all = 1;
+		else
 			return EXIT_USAGE;
-		as_json = 1;
 	}
-	if (cmd_no_more(argc, argv, "status", 1))
+	if (cmd_no_more(argc, argv, "status", all ? 0 : 1))
 		return EXIT_USAGE;
+	/* Other namespaces are entered to tell them apart (inventory.h). */
+	if (all)
+		return cmd_prepare_read(NEED_BPF | NEED_SYS_ADMIN, "cannot show status") ?
+			       EXIT_FAIL :
+			       status_all(as_json);
 	if (argc - optind == 1)
 		ifname = argv[optind];
 	if (cmd_prepare_read(NEED_BPF, "cannot show status"))

@@ -17,5 +17,8 @@ extern const struct cmd_spec cmd_top_spec;
 extern const struct cmd_spec cmd_rule_spec;
 extern const struct cmd_spec cmd_apply_spec;
 extern const struct cmd_spec cmd_config_spec;
+extern const struct cmd_spec cmd_metrics_spec;
+extern const struct cmd_spec cmd_exporter_spec;
+extern const struct cmd_spec cmd_gc_spec;
 
 #endif

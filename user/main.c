@@ -22,9 +22,10 @@ static const struct cmd_spec help_spec = {
 
 /* In the order `xdp-rl help` lists them. */
 static const struct cmd_spec *const commands[] = {
-	&cmd_load_spec,	 &cmd_set_spec,	   &cmd_unload_spec, &cmd_status_spec, &cmd_stats_spec,
-	&cmd_get_spec,	 &cmd_reset_spec,  &cmd_charge_spec, &cmd_top_spec,    &cmd_rule_spec,
-	&cmd_apply_spec, &cmd_config_spec, &help_spec,
+	&cmd_load_spec,	   &cmd_set_spec,      &cmd_unload_spec, &cmd_status_spec,
+	&cmd_stats_spec,   &cmd_get_spec,      &cmd_reset_spec,	 &cmd_charge_spec,
+	&cmd_top_spec,	   &cmd_rule_spec,     &cmd_apply_spec,	 &cmd_config_spec,
+	&cmd_metrics_spec, &cmd_exporter_spec, &cmd_gc_spec,	 &help_spec,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -42,3 +42,29 @@ int stats_read(const struct limiter *l, struct xdp_rl_stats *sum)
 	free(per);
 	return 0;
 }
+
+int rule_hits_read(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct xdp_rl_rule_hits *per;
+
+	if (ncpu <= 0) {
+		errno = ncpu ? -ncpu : EINVAL;
+		return -1;
+	}
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -1;
+	if (bpf_map_lookup_elem(l->fd[PIN_RULE_HITS], &id, per)) {
+		free(per);
+		return -1;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (c = 0; c < ncpu; c++) {
+		sum->packets += per[c].packets;
+		sum->dropped += per[c].dropped;
+		sum->would_drop += per[c].would_drop;
+	}
+	free(per);
+	return 0;
+}

@@ -12,5 +12,7 @@ extern const char *const stat_help[XDP_RL_STAT_MAX];
 
 /* The counters of @l, summed over every CPU: 0, or -1 with errno. */
 int stats_read(const struct limiter *l, struct xdp_rl_stats *sum);
+/* What rule @id of @l matched and dropped, summed over every CPU: 0, or -1 with errno. */
+int rule_hits_read(const struct limiter *l, __u32 id, struct xdp_rl_rule_hits *sum);
 
 #endif
