@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "rules.h"
+#include "settings.h"
 #include "sources.h"
 #include "stats.h"
 
@@ -481,8 +482,8 @@ static void write_gauges(FILE *f, const struct mset *s)
 	struct fam since = { f, "loaded_timestamp_seconds", "gauge",
 			     "When the limiter was loaded, in seconds since the Unix epoch", 0 };
 	struct fam info = { f, "limiter_info", "gauge",
-			    "A limiter: what it counts, how its windows are aligned and the clock "
-			    "they run on; always 1",
+			    "A limiter: its attach mode, what it counts, how its windows are "
+			    "aligned and the clock they run on; always 1",
 			    0 };
 	const char *kv[8];
 	char layer[8];
@@ -558,13 +559,15 @@ static void write_gauges(FILE *f, const struct mset *s)
 	for (i = 0; i < s->n; i++) {
 		const struct xdp_rl_live *live = &s->v[i].cfg.slot[s->v[i].cfg.active & 1];
 
-		kv[0] = "unit";
-		kv[1] = s->v[i].cfg.fixed.bytes ? "bytes" : "packets";
-		kv[2] = "alignment";
-		kv[3] = live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key";
-		kv[4] = "clock";
-		kv[5] = live_clock_name(live);
-		sample_u64(&info, s->v[i].ifname, kv, 3, 1);
+		kv[0] = "mode";
+		kv[1] = word_name(mode_words, s->v[i].cfg.fixed.xdp_mode);
+		kv[2] = "unit";
+		kv[3] = s->v[i].cfg.fixed.bytes ? "bytes" : "packets";
+		kv[4] = "alignment";
+		kv[5] = live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key";
+		kv[6] = "clock";
+		kv[7] = live_clock_name(live);
+		sample_u64(&info, s->v[i].ifname, kv, 4, 1);
 	}
 }
 
