@@ -183,11 +183,12 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 }
 
 /* RESET and CHARGE of a --shared rule's budget (no slot, no tag). */
-static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct window_clock *clk)
+static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct window_clock *clk,
+					struct xdp_rl_stats *st)
 {
 	struct xdp_rl_state *w;
 	__u32 id = rq->index;
-	__u64 gen;
+	__u64 gen, opened = 0;
 	int i, op;
 
 	w = bpf_map_lookup_elem(&shared, &id);
@@ -204,7 +205,10 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
 			window_reset_to(&w[i], clk, rq->window_ns[i], rq->count);
 		else
 			window_close(&w[i], 0);
+		opened += op;
 	}
+	/* As a key's charge (admin_key): the windows it opened are counted. */
+	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	return 1;
 }
 
@@ -305,7 +309,7 @@ int admin(struct xdp_md *ctx)
 	case T_SRC6: r = admin_key(rq, &src6, T_SRC6, 1, &clk, st); break;
 	case T_AGG4: r = admin_key(rq, &agg4, T_AGG4, 0, &clk, st); break;
 	case T_AGG6: r = admin_key(rq, &agg6, T_AGG6, 1, &clk, st); break;
-	case T_SHARED: r = admin_shared(rq, &clk); break;
+	case T_SHARED: r = admin_shared(rq, &clk, st); break;
 	}
 done:
 	rq->result = r;

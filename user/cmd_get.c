@@ -177,16 +177,22 @@ static int cmd_get(int argc, char **argv)
 		return EXIT_FAIL;
 
 	target_of(&l, &a, &t);
-	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT) {
 		if (as_json) {
 			json_begin(&j, stdout);
 			json_obj(&j, NULL);
 			json_str(&j, "address", addr);
-			json_str(&j, "rule", word_name(rule_action_words, t.rule.action));
+			if (t.kind == TARGET_EXEMPT)
+				json_str(&j, "link_local", "exempt");
+			else
+				json_str(&j, "rule", word_name(rule_action_words, t.rule.action));
 			json_u64(&j, "count", 0);
 			json_u64(&j, "expires_in_ms", 0);
 			json_end(&j);
 			json_finish(&j);
+		} else if (t.kind == TARGET_EXEMPT) {
+			printf("%s: link-local, exempt from every limit (--link-local exempt)\n",
+			       addr);
 		} else {
 			printf("%s: %s by a rule (see 'xdp-rl rule list %s')\n", addr,
 			       t.kind == TARGET_ALLOW ? "allowed" : "denied", ifname);

@@ -75,6 +75,12 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	int r;
 
 	target_of(l, a, &t);
+	if (t.kind == TARGET_EXEMPT) {
+		printf("xdp-rl: %s: no window to forget for %s: link-local sources are exempt "
+		       "(--link-local exempt)\n",
+		       l->ifname, addr);
+		return EXIT_DONE;
+	}
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
 		printf("xdp-rl: %s: no window to forget for %s: it is %s by a rule\n", l->ifname,
 		       addr, t.kind == TARGET_ALLOW ? "allowed" : "denied");
@@ -200,6 +206,13 @@ static int cmd_charge(int argc, char **argv)
 		return EXIT_FAIL;
 	target_of(&l, &a, &t);
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	if (t.kind == TARGET_EXEMPT) {
+		log_err("cannot charge %s on '%s': link-local sources are exempt "
+			"(--link-local exempt), and no window limits them",
+			addr, ifname);
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
 		log_err("cannot charge %s on '%s': it is %s by a rule, which no window limits",
 			addr, ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied");

@@ -288,6 +288,24 @@ static __u64 slot_seen_mono(const struct xdp_rl_live *live, const struct xdp_rl_
 	return tick * live->tick_ns + live->jiffies_base_ns;
 }
 
+/* Whether @a is link-local (169.254.0.0/16, fe80::/10): --link-local says how it is keyed. */
+static int link_local(const struct ip_addr *a)
+{
+	const __u8 *b = a->bytes;
+
+	return a->family == AF_INET6 ? b[0] == 0xfe && (b[1] & 0xc0) == 0x80 :
+				       b[0] == 169 && b[1] == 254;
+}
+
+/* Whether @a has no bits set past @prefix. */
+static int masked_by(const struct ip_addr *a, unsigned int prefix)
+{
+	struct ip_addr m = *a;
+
+	mask_addr(&m, prefix);
+	return !memcmp(m.bytes, a->bytes, sizeof(m.bytes));
+}
+
 /* A key of the table pinned as @id and its windows @st, under limit set @set. */
 static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid,
 			const struct xdp_rl_state *st, const struct limiter *l, __u64 now,
@@ -305,6 +323,8 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 		src->prefix = id == PIN_AGG4 ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX;
 	} else {
 		src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
+		if (link_local(&src->key) && !masked_by(&src->key, src->prefix))
+			src->prefix = family == AF_INET ? 32 : 128; /* --link-local per-address */
 	}
 	if (set->rule) {
 		src->has_rule = 1;
@@ -439,10 +459,17 @@ static void target_limits(const struct limiter *l, const struct xdp_rl_rule *rul
 
 void target_of(const struct limiter *l, const struct ip_addr *a, struct target *t)
 {
+	const int ll = link_local(a) ? (int)limiter_live(l)->link_local : -1;
 	struct xdp_rl_rule rbuf;
-	const struct xdp_rl_rule *rule = rule_lookup(l, a, &rbuf);
+	const struct xdp_rl_rule *rule;
 
 	memset(t, 0, sizeof(*t));
+	/* As the datapath: an exempt source is passed before any rule is looked up. */
+	if (ll == XDP_RL_LL_EXEMPT) {
+		t->kind = TARGET_EXEMPT;
+		return;
+	}
+	rule = rule_lookup(l, a, &rbuf);
 	if (rule) {
 		t->has_rule = 1;
 		t->rule = *rule;
@@ -466,6 +493,8 @@ void target_of(const struct limiter *l, const struct ip_addr *a, struct target *
 	t->kind = TARGET_KEY;
 	t->key = *a;
 	t->prefix = a->family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
+	if (ll == XDP_RL_LL_ADDRESS)
+		t->prefix = a->family == AF_INET ? 32 : 128; /* keyed by its whole address */
 	mask_addr(&t->key, t->prefix);
 	memcpy(t->k, t->key.bytes, a->family == AF_INET ? 4 : 16);
 	t->id = a->family == AF_INET ? PIN_SRC4 : PIN_SRC6;

@@ -97,8 +97,11 @@ int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx);
 /* "packets" or "bytes": what the limiter counts. */
 const char *limiter_unit(const struct limiter *l);
 
-/* What limits an address: a key's windows, a --shared rule's budget, or a rule outright. */
-enum target_kind { TARGET_KEY, TARGET_SHARED, TARGET_ALLOW, TARGET_DENY };
+/*
+ * What limits an address: a key's windows, a --shared rule's budget, a rule
+ * outright, or nothing (a link-local source under --link-local exempt).
+ */
+enum target_kind { TARGET_KEY, TARGET_SHARED, TARGET_ALLOW, TARGET_DENY, TARGET_EXEMPT };
 
 struct target {
 	enum target_kind kind;

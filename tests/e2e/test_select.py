@@ -199,11 +199,23 @@ def test_link_local_neighbours_each_keep_their_own_budget(bed):
     got = bed.counts()
     assert (got["n1"], got["n2"], got["v1"], got["v2"]) == (3, 3, 3, 3), got
     assert got["g"] == 3, "global sources still share their /64"
+    # get, reset and charge name the key the datapath charges: the whole address.
+    g = bed.get("fe80::1")
+    assert (g["key"], g["count"]) == ("fe80::1/128", 20), g
+    assert bed.get("169.254.9.2")["key"] == "169.254.9.2/32"
+    bed.xdp_ok("reset", bed.rx_if, "fe80::1")
+    assert bed.get("fe80::1")["count"] == 0 and bed.get("fe80::2")["count"] == 3
+    bed.send("fe80::1", 5, dst="2001:2::2", proto="icmpv6", link_local=True)
+    assert bed.counts()["n1"] == 6, "fe80::1 starts afresh, alone"
 
     bed.xdp_ok("set", bed.rx_if, "--link-local", "exempt")
     st0 = bed.stats()
     bed.send("fe80::1", 10, dst="2001:2::2", proto="icmpv6", link_local=True)
-    assert bed.counts()["n1"] == 13 and bed.stats()["unselected"] - st0["unselected"] == 10
+    assert bed.counts()["n1"] == 16 and bed.stats()["unselected"] - st0["unselected"] == 10
+    assert "exempt" in bed.xdp_ok("get", bed.rx_if, "fe80::1")
+    assert bed.get("fe80::1")["link_local"] == "exempt"
+    r = bed.xdp("charge", bed.rx_if, "fe80::1", "5")
+    assert r.returncode != 0 and "exempt" in r.stderr, r
 
     bed.xdp_ok("set", bed.rx_if, "--link-local", "prefix")
     bed.send("fe80::2", 3, dst="2001:2::2", proto="icmpv6", link_local=True)

@@ -2,6 +2,7 @@
 /* model.c - the reference model of the datapath (see model.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 
 #include "model.h"
 
@@ -56,6 +57,7 @@ static void win_close(struct model_win *w, __u64 count)
 	w->start = 0;
 	w->count = count;
 	w->apart = 0;
+	w->remote = 0;
 }
 
 /* Charge @inc to @w: returns 1 if that opened a window. */
@@ -65,10 +67,17 @@ static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, 
 		w->start = window_start(m, window_ns);
 		w->count = inc;
 		w->apart = 0;
+		w->remote = 0;
 		return 1;
 	}
 	w->count += inc;
 	return 0;
+}
+
+/* What a window is judged on: its count, plus the fleet's share in fleet mode. */
+static __u64 judged(const struct model *m, const struct model_win *w)
+{
+	return w->count + (m->live.flags & XDP_RL_F_FLEET ? w->remote : 0);
 }
 
 /*
@@ -91,17 +100,17 @@ static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
 	for (i = 0; i < k; i++) {
 		if (model_over(&w[i], m->now, lay[i].window_ns))
 			break;
-		if (w[i].count >= lay[i].limit) {
+		if (judged(m, &w[i]) >= lay[i].limit) {
 			w[i].apart += inc;
 			*full = 1;
 			return i;
 		}
-		if (w[i].count + inc > lay[i].limit)
+		if (judged(m, &w[i]) + inc > lay[i].limit)
 			break;
 	}
 	for (i = 0; i < k; i++) {
 		*opened += win_hit(m, &w[i], lay[i].window_ns, inc);
-		if (w[i].count > lay[i].limit) {
+		if (judged(m, &w[i]) > lay[i].limit) {
 			for (j = 0; j < i; j++)
 				w[j].count -= inc;
 			return i;
@@ -179,6 +188,54 @@ static void mask(const __u8 *a, int v6, int len, __u8 out[16])
 	memcpy(out, a, v6 ? 16 : 4);
 	for (i = len; i < (v6 ? 128 : 32); i++)
 		out[i / 8] &= ~(0x80 >> (i % 8));
+}
+
+/* Whether @a is link-local: 169.254.0.0/16, fe80::/10. */
+static int link_local(int v6, const __u8 *a)
+{
+	return v6 ? a[0] == 0xfe && (a[1] & 0xc0) == 0x80 : a[0] == 169 && a[1] == 254;
+}
+
+/* Whether --link-local exempt passes @a untouched. */
+static int exempt(const struct model *m, int v6, const __u8 *a)
+{
+	return link_local(v6, a) && m->live.link_local == XDP_RL_LL_EXEMPT;
+}
+
+/* The key of source @a: masked to the load's prefix, or whole if link-local per address. */
+static void source_key(const struct model *m, int v6, const __u8 *a, __u8 out[16])
+{
+	int len = v6 ? m->f.v6_prefix : m->f.v4_prefix;
+
+	if (link_local(v6, a) && m->live.link_local == XDP_RL_LL_ADDRESS)
+		len = v6 ? 128 : 32;
+	mask(a, v6, len, out);
+}
+
+/*
+ * Whether selector @s takes a packet carrying @l: its protocol if it names
+ * one; with --syn, a TCP SYN without ACK whose flags could be read; with
+ * ports, a TCP or UDP packet whose destination port is in a range, or
+ * whose ports could not be read.
+ */
+static int selects(const struct xdp_rl_select *s, const struct model_l4 *l)
+{
+	int i;
+
+	if (s->proto && l->proto != s->proto)
+		return 0;
+	if (s->syn && (l->proto != IPPROTO_TCP || !l->known || (l->tcp_flags & 0x12) != 0x02))
+		return 0;
+	if (!s->nports)
+		return 1;
+	if (l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
+		return 0;
+	if (!l->known)
+		return 1;
+	for (i = 0; i < s->nports && i < XDP_RL_MAX_PORT_RANGES; i++)
+		if (l->dport >= s->port_lo[i] && l->dport <= s->port_hi[i])
+			return 1;
+	return 0;
 }
 
 /* ---- Rules --------------------------------------------------------------------- */
@@ -302,13 +359,25 @@ struct limits {
 	__u32 lsid;
 };
 
-/* Returns MV_ALLOW or MV_DENY if a rule decides outright, else MV_PASS with @l filled. */
+/*
+ * Returns MV_ALLOW or MV_DENY if a rule decides outright, MV_UNSELECTED if
+ * nothing limits the packet, else MV_PASS with @l filled. @l4: the packet's
+ * transport, for the selectors; NULL for an address alone (`reset`,
+ * `charge`), which the selectors do not judge.
+ */
 static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[16],
-				    struct limits *l)
+				    const struct model_l4 *l4, struct limits *l)
 {
+	const int sel = l4 && (m->live.flags & XDP_RL_F_SELECT);
 	const struct model_rule *r;
 
+	if (exempt(m, v6, a))
+		return MV_UNSELECTED;
 	l->rule = rule_match(m, v6, a);
+	if (sel && l->rule >= 0 && !selects(&m->rules[l->rule].r.select, l4))
+		l->rule = -1;
+	if (sel && l->rule < 0 && !selects(&m->live.select, l4))
+		return MV_UNSELECTED;
 	l->shared = 0;
 	l->lay = m->live.layer;
 	l->n = m->live.nlayers;
@@ -339,7 +408,8 @@ static int agg_table(int v6)
 
 /* ---- A packet ------------------------------------------------------------------- */
 
-void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct model_out *o)
+void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_l4 *l4, __u32 len,
+		  struct model_out *o)
 {
 	const int ts = src_table(v6), ta = agg_table(v6);
 	__u64 inc = m->f.bytes ? len : 1, opened = 0;
@@ -354,7 +424,13 @@ void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct m
 	o->rule = -1;
 	o->refused_layer = -1;
 	o->newsrc = -1;
-	o->v = limits_of(m, v6, a, &l);
+	o->v = limits_of(m, v6, a, l4, &l);
+	if (o->v == MV_UNSELECTED) {
+		o->why = "selected by no limit";
+		m->st.c[XDP_RL_STAT_UNSELECTED]++;
+		o->xdp = XDP_PASS;
+		return;
+	}
 	o->rule = l.rule;
 	if (o->v == MV_ALLOW)
 		o->why = "an allow rule";
@@ -366,7 +442,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct m
 		room = XDP_RL_MAX_LAYERS;
 		o->why = "its rule's shared budget";
 	} else {
-		mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+		source_key(m, v6, a, key);
 		k = model_find(m, ts, key, l.lsid);
 		o->why = "its key, in the table";
 		if (!k && m->live.new_sources.limit) {
@@ -492,7 +568,7 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 	memset(o, 0, sizeof(*o));
 	o->refused_layer = -1;
 	o->newsrc = -1;
-	if (limits_of(m, v6, a, &l) != MV_PASS)
+	if (limits_of(m, v6, a, NULL, &l) != MV_PASS)
 		return 0;
 	o->rule = l.rule;
 	if (l.shared) {
@@ -501,7 +577,7 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 		layers_reset(m, m->shared[id], XDP_RL_MAX_LAYERS, l.lay, l.n, count);
 		return 3;
 	}
-	mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+	source_key(m, v6, a, key);
 	w = key_windows(m, src_table(v6), key, l.lsid, count != 0, o);
 	if (w) {
 		where_key(&o->at, src_table(v6), key, l.lsid);
@@ -529,23 +605,63 @@ int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, str
 	memset(o, 0, sizeof(*o));
 	o->refused_layer = -1;
 	o->newsrc = -1;
-	if (limits_of(m, v6, a, &l) != MV_PASS)
+	if (limits_of(m, v6, a, NULL, &l) != MV_PASS)
 		return 0;
 	o->rule = l.rule;
 	if (l.shared) {
 		/* The budget is charged as a packet would be, without the limit check. */
 		where_shared(&o->at, m->rules[l.rule].r.id);
 		for (i = 0; i < l.n && i < XDP_RL_MAX_LAYERS; i++)
-			win_hit(m, &m->shared[o->at.id][i], l.lay[i].window_ns, n);
+			opened += win_hit(m, &m->shared[o->at.id][i], l.lay[i].window_ns, n);
+		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		return 3;
 	}
-	mask(a, v6, v6 ? m->f.v6_prefix : m->f.v4_prefix, key);
+	source_key(m, v6, a, key);
 	w = key_windows(m, src_table(v6), key, l.lsid, 1, o);
 	where_key(&o->at, src_table(v6), key, l.lsid);
 	for (i = 0; i < l.n && i < m->f.room; i++)
 		opened += win_hit(m, &w[i], l.lay[i].window_ns, n);
 	m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	return 1;
+}
+
+int model_remote_address(struct model *m, int v6, const __u8 a[16], __u32 layer, __u64 n, int stale,
+			 struct model_out *o)
+{
+	struct model_win *w;
+	struct limits l;
+	__u8 key[16];
+	int what = 1;
+
+	memset(o, 0, sizeof(*o));
+	o->refused_layer = -1;
+	o->newsrc = -1;
+	if (limits_of(m, v6, a, NULL, &l) != MV_PASS || layer >= l.n)
+		return 0;
+	o->rule = l.rule;
+	if (l.shared) {
+		where_shared(&o->at, m->rules[l.rule].r.id);
+		w = m->shared[o->at.id];
+		what = 3;
+	} else {
+		if (layer >= m->f.room)
+			return 0;
+		source_key(m, v6, a, key);
+		w = key_windows(m, src_table(v6), key, l.lsid, 0, o);
+		where_key(&o->at, src_table(v6), key, l.lsid);
+		if (!w) {
+			mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+			w = key_windows(m, agg_table(v6), key, l.lsid, 0, o);
+			where_key(&o->at, agg_table(v6), key, l.lsid);
+			what = 2;
+		}
+		if (!w)
+			return 0;
+	}
+	if (!w[layer].start)
+		return 0;
+	w[layer].remote = stale ? 0 : n;
+	return what;
 }
 
 void model_reset_all(struct model *m)

@@ -9,6 +9,16 @@
  *
  * The model is written from the behaviour, not from bpf/:
  *
+ * - Link-local sources (169.254.0.0/16, fe80::/10) under --link-local:
+ *   exempt, they pass untouched (unselected); per-address (the default),
+ *   their key is the whole address; prefix, masked as any source.
+ * - Selectors (struct xdp_rl_select: a protocol, TCP SYNs without ACK,
+ *   destination port ranges), judged when one is set anywhere: a packet
+ *   whose ports could not be read (a later fragment) is taken by a port
+ *   list if its protocol is (TCP or UDP), never by --syn. The longest
+ *   matching rule whose selector does not take the packet is as if it did
+ *   not exist (no shorter rule stands in); the global limits' selector not
+ *   taking a packet that no rule took passes it untouched (unselected).
  * - A packet's source address, under the live settings, finds the longest
  *   matching rule of its family (only if the family has rules). --allow
  *   passes it; --deny drops it (passes it in dry run, counted would_drop);
@@ -31,6 +41,11 @@
  *   one adds it. A layer whose count then exceeds its limit refuses the
  *   packet: the layers before it give their charge back, the ones after it
  *   are not charged.
+ * - In fleet mode (XDP_RL_F_FLEET) a window's count is judged with what
+ *   the other servers passed in it (the fleet agent's share, `remote`):
+ *   count + share against the limit. A share belongs to the window it was
+ *   written for: a window that opens anew, closes or is reset has none.
+ *   Out of fleet mode the share is not consulted.
  * - Which key an insert evicts is the table's choice: the model cannot
  *   know it. Its caller tells it (model_forget) after each step, and checks
  *   that evictions happen only where an insert did.
@@ -60,6 +75,8 @@ struct model_win {
 	 * what the window was offered is count + apart.
 	 */
 	__u64 apart;
+	/* The fleet's share of this window (XDP_RL_F_FLEET): what other servers passed. */
+	__u64 remote;
 };
 
 /* A key: a masked address (network order, IPv4 in a[0..3]) and a limit set. */
@@ -115,7 +132,15 @@ struct model_where {
 };
 
 /* The datapath's verdicts (bpf/xdp_rl.bpf.c's enum verdict, as far as one CPU sees them). */
-enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW };
+enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED };
+
+/* A packet's transport, as the selectors see it. */
+struct model_l4 {
+	__u8 proto; /* IPPROTO_TCP, _UDP, _ICMP, _ICMPV6 */
+	__u8 tcp_flags;
+	__u16 dport;
+	int known; /* its ports and flags could be read: not a later fragment */
+};
 
 struct model_out {
 	int xdp; /* XDP_PASS or XDP_DROP */
@@ -152,8 +177,9 @@ void model_rule_counts(const struct model *m, __u32 *n4, __u32 *n6);
 /* The longest window any rule has (for max_window_ns). */
 __u64 model_rules_max_window(const struct model *m);
 
-/* A packet of @len bytes from address @a (network order; IPv4 in a[0..3]). */
-void model_packet(struct model *m, int v6, const __u8 a[16], __u32 len, struct model_out *o);
+/* A packet of @len bytes from address @a (network order; IPv4 in a[0..3]) carrying @l4. */
+void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_l4 *l4, __u32 len,
+		  struct model_out *o);
 
 /*
  * `reset ADDRESS` (@count 0) and `reset ADDRESS --count N`, as
@@ -166,6 +192,15 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count,
 			struct model_out *o);
 /* `charge ADDRESS N`: 0 refused (an allow or deny rule), 1 its key, 3 its shared budget. */
 int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o);
+/*
+ * The fleet agent writes @n as the share of layer @layer of the window that
+ * limits address @a (its key, else its aggregate; or its rule's shared
+ * budget), for the window as it is (@stale: for one of its past windows,
+ * which counts for nothing, and replaces the share). Nothing is written for
+ * a window never started or closed. Returns as model_reset_address.
+ */
+int model_remote_address(struct model *m, int v6, const __u8 a[16], __u32 layer, __u64 n, int stale,
+			 struct model_out *o);
 /* `reset --all`: every key's windows closed, and every --shared rule's budget. */
 void model_reset_all(struct model *m);
 

@@ -9,9 +9,14 @@
  * A scenario is a load (prefixes, --bytes, --max-sources 4..64 so that
  * keys are evicted, room for 1..4 layers), settings, rules given at load,
  * then steps: packets from a pool of 30-60 sources in a few /24s of
- * 198.18.0.0/15 and /64s of 2001:2::/48, time moving on by amounts that
- * hit window boundaries, `set`, `rule add`/`del`, `reset [--count N]`,
- * `charge`, `reset --all`. Each runs on a freshly loaded program. The
+ * 198.18.0.0/15 and /64s of 2001:2::/48 (and now and then a link-local
+ * one), over TCP, UDP or ICMP to a few ports, some of them later fragments,
+ * time moving on by amounts that hit window boundaries, `set` (selectors,
+ * --link-local and fleet mode among what it changes), `rule add`/`del`
+ * (with selectors), `reset [--count N]`, `charge`, `reset --all`, and the
+ * fleet agent writing a window's share (the `remote` map, as
+ * user/fleet.c does: by slot, tagged with the window's generation, now
+ * and then a past window's). Each runs on a freshly loaded program. The
  * operations go through the code xdp-rl runs for them: settings through
  * limiter_publish (env_live), a rule's budget closed by the program
  * (admin_reset_shared, as user/rules.c's zero_id), `reset` and `charge`
@@ -81,9 +86,11 @@ static int chance(struct rng *r, int percent)
 struct settings {
 	struct xdp_rl_layer layer[XDP_RL_MAX_LAYERS];
 	__u32 nlayers;
-	__u32 flags; /* XDP_RL_F_ALIGNED, XDP_RL_F_DRY_RUN */
+	__u32 flags; /* XDP_RL_F_ALIGNED, XDP_RL_F_DRY_RUN, XDP_RL_F_FLEET */
 	struct xdp_rl_layer new_sources;
 	__u32 on_full;
+	struct xdp_rl_select select;
+	__u32 link_local; /* enum xdp_rl_link_local */
 };
 
 enum step_kind {
@@ -96,6 +103,7 @@ enum step_kind {
 	ST_RESET, /* n: --count, 0 for none */
 	ST_CHARGE,
 	ST_RESET_ALL,
+	ST_REMOTE, /* the fleet's share n of layer len's window of a, stale: a past window's */
 };
 
 struct step {
@@ -106,6 +114,9 @@ struct step {
 	int len;    /* a rule's prefix length */
 	__u32 size; /* a packet's frame length (0: the smallest) */
 	int vlans;
+	struct model_l4 l4; /* a packet's transport */
+	int ext;	    /* IPv6 extension headers before it */
+	int stale;	    /* ST_REMOTE */
 	__u64 n;
 	__s64 delta;
 	struct settings set;
@@ -208,23 +219,74 @@ static void gen_new_sources(struct gen *g, struct settings *s)
 	s->on_full = chance(&g->r, 40) ? XDP_RL_FULL_AGGREGATE : below(&g->r, 2);
 }
 
+/* Destination ports the packets go to, and the selectors name. */
+static const __u16 port_list[] = { 22, 53, 80, 443, 8080, 8443 };
+#define NPORTS (sizeof(port_list) / sizeof(port_list[0]))
+
+/*
+ * A selector as --proto, --dport and --syn make one (xdp-rl refuses --syn
+ * beside a protocol other than TCP, and ports beside one other than TCP or
+ * UDP); none @none percent of the time.
+ */
+static void gen_select(struct gen *g, struct xdp_rl_select *s, int none)
+{
+	static const __u8 protos[] = {
+		0, 0, IPPROTO_TCP, IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6
+	};
+	__u16 lo;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	if (chance(&g->r, none))
+		return;
+	s->proto = protos[below(&g->r, sizeof(protos))];
+	if ((!s->proto || s->proto == IPPROTO_TCP) && chance(&g->r, 35))
+		s->syn = 1;
+	if ((!s->proto || s->proto == IPPROTO_TCP || s->proto == IPPROTO_UDP) &&
+	    chance(&g->r, 55)) {
+		s->nports = 1 + below(&g->r, 3);
+		for (i = 0; i < s->nports; i++) {
+			lo = port_list[below(&g->r, NPORTS)];
+			s->port_lo[i] = lo;
+			s->port_hi[i] = chance(&g->r, 70) ? lo : lo + below(&g->r, 100);
+		}
+	}
+}
+
+static __u32 gen_link_local(struct gen *g)
+{
+	__u64 k = below(&g->r, 100);
+
+	return k < 60 ? XDP_RL_LL_ADDRESS : k < 80 ? XDP_RL_LL_PREFIX : XDP_RL_LL_EXEMPT;
+}
+
 static void gen_settings(struct gen *g, struct settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->nlayers = gen_nlayers(g, g->sc->lo.layers);
 	gen_layers(g, s->layer, s->nlayers);
 	s->flags = (chance(&g->r, 30) ? XDP_RL_F_ALIGNED : 0) |
-		   (chance(&g->r, 10) ? XDP_RL_F_DRY_RUN : 0);
+		   (chance(&g->r, 10) ? XDP_RL_F_DRY_RUN : 0) |
+		   (chance(&g->r, 20) ? XDP_RL_F_FLEET : 0);
 	gen_new_sources(g, s);
+	gen_select(g, &s->select, 70);
+	s->link_local = gen_link_local(g);
 }
 
 /* A change to the settings in force, as one `set` makes it. */
 static void gen_set(struct gen *g, struct settings *s)
 {
-	__u64 k = below(&g->r, 100);
+	__u64 k = below(&g->r, 120);
 	__u32 i = below(&g->r, s->nlayers);
 
-	if (k < 25) {
+	if (k >= 100) {
+		if (k < 108)
+			gen_select(g, &s->select, 40); /* --proto, --dport, --syn */
+		else if (k < 113)
+			s->link_local = gen_link_local(g);
+		else
+			s->flags ^= XDP_RL_F_FLEET; /* xdp-rl fleet starting or stopping */
+	} else if (k < 25) {
 		s->layer[i].limit = gen_limit(g); /* --limit: same layers, same limit set */
 	} else if (k < 45) {
 		s->layer[i].window_ns = gen_window(g); /* --window */
@@ -290,6 +352,29 @@ static void gen_rule(struct gen *g, struct step *st)
 		r->nlayers = gen_nlayers(g, g->sc->lo.layers);
 		gen_layers(g, r->layer, r->nlayers);
 	}
+	gen_select(g, &r->select, 75);
+}
+
+/* A packet's transport: UDP, TCP (a SYN, a SYN+ACK or an ACK), ICMP; a later fragment at times. */
+static void gen_l4(struct gen *g, struct step *st)
+{
+	__u64 k = below(&g->r, 100);
+	static const __u8 flags[] = { 0x02, 0x02, 0x12, 0x10, 0x10 };
+
+	memset(&st->l4, 0, sizeof(st->l4));
+	if (k < 40) {
+		st->l4.proto = IPPROTO_UDP;
+	} else if (k < 85) {
+		st->l4.proto = IPPROTO_TCP;
+		st->l4.tcp_flags = flags[below(&g->r, sizeof(flags))];
+	} else {
+		st->l4.proto = st->v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP;
+	}
+	if (st->l4.proto != IPPROTO_ICMP && st->l4.proto != IPPROTO_ICMPV6)
+		st->l4.dport = chance(&g->r, 75) ? port_list[below(&g->r, NPORTS)] :
+						   below(&g->r, 65536);
+	st->l4.known = !chance(&g->r, 6);
+	st->ext = st->v6 && chance(&g->r, 15) ? 1 + below(&g->r, 2) : 0;
 }
 
 /* A window length in force, as the generator knows them. */
@@ -373,6 +458,21 @@ static void gen_pool(struct gen *g)
 
 		memset(p, 0, sizeof(*p));
 		p->v6 = (int)below(&g->r, 100) < six;
+		if (chance(&g->r, 8)) {
+			/* Link-local: 169.254.7.N, fe80::N or fe80::1:N (--link-local). */
+			if (!p->v6) {
+				p->a[0] = 169;
+				p->a[1] = 254;
+				p->a[2] = 7;
+				p->a[3] = 1 + below(&g->r, 6);
+			} else {
+				p->a[0] = 0xfe;
+				p->a[1] = 0x80;
+				p->a[13] = below(&g->r, 2);
+				p->a[15] = 1 + below(&g->r, 6);
+			}
+			continue;
+		}
 		if (!p->v6) {
 			memcpy(p->a, nets4[below(&g->r, n24)], 3);
 			p->a[3] = 1 + below(&g->r, 254);
@@ -421,7 +521,7 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	}
 	target = 60 + below(&g.r, 450);
 	while (sc->n < target) {
-		k = below(&g.r, 1000);
+		k = below(&g.r, 1040);
 		memset(&st, 0, sizeof(st));
 		if (k < 700) {
 			const struct pool_addr *p = gen_source(&g);
@@ -431,6 +531,7 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 			memcpy(st.a, p->a, 16);
 			st.vlans = chance(&g.r, 90) ? 0 : 1 + below(&g.r, 2);
 			st.size = sc->lo.bytes || chance(&g.r, 10) ? 60 + below(&g.r, 197) : 0;
+			gen_l4(&g, &st);
 			for (burst = chance(&g.r, 30) ? 1 + below(&g.r, 8) : 1; burst > 0; burst--)
 				push(sc, &cap, &st);
 			continue;
@@ -467,8 +568,17 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 				st.n = sc->lo.bytes ? 1 + below(&g.r, 1500) : 1 + below(&g.r, 8);
 			else if (st.kind == ST_CHARGE)
 				st.n = sc->lo.bytes ? 1 + below(&g.r, 600) : 1 + below(&g.r, 4);
-		} else {
+		} else if (k < 1000) {
 			st.kind = ST_RESET_ALL;
+		} else {
+			const struct pool_addr *p = gen_source(&g);
+
+			st.kind = ST_REMOTE;
+			st.v6 = p->v6;
+			memcpy(st.a, p->a, 16);
+			st.len = below(&g.r, sc->lo.layers);
+			st.n = sc->lo.bytes ? below(&g.r, 1500) : below(&g.r, 8);
+			st.stale = chance(&g.r, 15);
 		}
 		push(sc, &cap, &st);
 	}
@@ -521,6 +631,31 @@ static void layers_put(FILE *f, const struct xdp_rl_layer *lay, __u32 n)
 }
 
 static const char *const on_full_names[] = { "pass", "drop", "aggregate" };
+static const char *const link_local_names[] = { "per-address", "prefix", "exempt" };
+
+static const char *proto_name(__u8 proto)
+{
+	return proto == IPPROTO_TCP    ? "tcp" :
+	       proto == IPPROTO_UDP    ? "udp" :
+	       proto == IPPROTO_ICMP   ? "icmp" :
+	       proto == IPPROTO_ICMPV6 ? "icmpv6" :
+					 "?";
+}
+
+static void select_put(FILE *f, const struct xdp_rl_select *s)
+{
+	int i;
+
+	if (s->proto)
+		fprintf(f, " --proto %s", proto_name(s->proto));
+	for (i = 0; i < s->nports && i < XDP_RL_MAX_PORT_RANGES; i++) {
+		fprintf(f, i ? ",%u" : " --dport %u", s->port_lo[i]);
+		if (s->port_hi[i] != s->port_lo[i])
+			fprintf(f, "-%u", s->port_hi[i]);
+	}
+	if (s->syn)
+		fprintf(f, " --syn");
+}
 
 static void settings_put(FILE *f, const struct settings *s)
 {
@@ -536,6 +671,9 @@ static void settings_put(FILE *f, const struct settings *s)
 			on_full_names[s->on_full % 3]);
 	else
 		fprintf(f, " --new-sources off");
+	select_put(f, &s->select);
+	fprintf(f, " --link-local %s%s", link_local_names[s->link_local % 3],
+		s->flags & XDP_RL_F_FLEET ? " (fleet mode)" : "");
 }
 
 static void rule_put(FILE *f, const struct step *st)
@@ -553,6 +691,7 @@ static void rule_put(FILE *f, const struct step *st)
 		layers_put(f, st->rule.layer, st->rule.nlayers);
 	if (st->rule.flags & XDP_RL_RULE_F_SHARED)
 		fprintf(f, " --shared");
+	select_put(f, &st->rule.select);
 }
 
 static void step_put(FILE *f, const struct step *st)
@@ -564,6 +703,15 @@ static void step_put(FILE *f, const struct step *st)
 		fprintf(f, "packet from %s", addr_str(st->v6, st->a, a));
 		if (st->vlans)
 			fprintf(f, ", %d VLAN tag%s", st->vlans, st->vlans > 1 ? "s" : "");
+		fprintf(f, ", %s", proto_name(st->l4.proto));
+		if (st->l4.proto == IPPROTO_TCP)
+			fprintf(f, " flags 0x%02x", st->l4.tcp_flags);
+		if (st->l4.proto == IPPROTO_TCP || st->l4.proto == IPPROTO_UDP)
+			fprintf(f, " to port %u", st->l4.dport);
+		if (!st->l4.known)
+			fprintf(f, ", a later fragment");
+		if (st->ext)
+			fprintf(f, ", %d extension header%s", st->ext, st->ext > 1 ? "s" : "");
 		if (st->size)
 			fprintf(f, ", %u-byte frame", st->size);
 		break;
@@ -593,6 +741,11 @@ static void step_put(FILE *f, const struct step *st)
 		fprintf(f, "charge %s %llu", addr_str(st->v6, st->a, a), (unsigned long long)st->n);
 		break;
 	case ST_RESET_ALL: fprintf(f, "reset --all"); break;
+	case ST_REMOTE:
+		fprintf(f, "fleet share of layer %d of %s's window: %llu%s", st->len,
+			addr_str(st->v6, st->a, a), (unsigned long long)st->n,
+			st->stale ? ", tagged with a past window" : "");
+		break;
 	}
 }
 
@@ -626,6 +779,9 @@ enum cover {
 	C_FULL,
 	C_DRY,
 	C_TURNOVER,
+	C_UNSELECTED,
+	C_REMOTE,
+	C_FLEET_REFUSED,
 	C_NCOVER,
 };
 
@@ -644,6 +800,9 @@ static const char *const cover_names[C_NCOVER] = {
 	"refused on a read of a full window",
 	"dry run",
 	"windows opened",
+	"unselected (selectors, link-local exempt)",
+	"fleet shares written",
+	"refused in fleet mode",
 };
 
 static __u64 cover[C_NCOVER];
@@ -737,6 +896,20 @@ static void win_words(FILE *f, const struct model_win *w)
 		(unsigned long long)w->count);
 	if (w->apart)
 		fprintf(f, " + %llu dropped apart", (unsigned long long)w->apart);
+	if (w->remote)
+		fprintf(f, ", fleet share %llu", (unsigned long long)w->remote);
+}
+
+/* The fleet's share of window @s in the `remote` word @k: while it names the window's generation. */
+static __u64 remote_share(struct run *r, __u32 k, const struct xdp_rl_state *s)
+{
+	__u64 word;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.remote), &k, &word))
+		return ~0ULL;
+	return word >> XDP_RL_REMOTE_BITS == xdp_rl_gen_of_count(s->count_gen) ?
+		       word & XDP_RL_REMOTE_MASK :
+		       0;
 }
 
 /* The windows of both sides, layer by layer, marking the layers that differ. */
@@ -749,7 +922,7 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 
 	for (i = 0; i < n; i++) {
 		int diff = !tw || mw[i].start != tw[i].start || mw[i].count != tw[i].count ||
-			   mw[i].apart != tw[i].apart;
+			   mw[i].apart != tw[i].apart || mw[i].remote != tw[i].remote;
 
 		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
 		if (lay && i < nlay)
@@ -792,9 +965,17 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 	 */
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
-		if (i < mt->layers)
-			w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
-						  xdp_rl_gen_of_count(st[i].count_gen));
+		if (i >= mt->layers)
+			continue;
+		w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
+					  xdp_rl_gen_of_count(st[i].count_gen));
+		if (w[i].start)
+			w[i].remote = remote_share(
+				r,
+				xdp_rl_drops_index((const __u64 *)r->e.skel->rodata->cfg_drops_base,
+						   model_xdp_table(t), mt_index(mt, s), i,
+						   mt->layers),
+				&st[i]);
 	}
 	return 1;
 }
@@ -810,6 +991,12 @@ static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 		w[i] = table_win(&l.layer[i]);
 		w[i].apart = window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
 					  xdp_rl_gen_of_count(l.layer[i].count_gen));
+		if (w[i].start)
+			w[i].remote = remote_share(
+				r,
+				xdp_rl_drops_index((const __u64 *)r->e.skel->rodata->cfg_drops_base,
+						   XDP_RL_T_SHARED, id, i, XDP_RL_MAX_LAYERS),
+				&l.layer[i]);
 	}
 	return 1;
 }
@@ -908,7 +1095,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		XDP_RL_STAT_NOT_IP,	  XDP_RL_STAT_MALFORMED,       XDP_RL_STAT_NEW_WINDOWS,
 		XDP_RL_STAT_TABLE_ERRORS, XDP_RL_STAT_PASSED_BYTES,    XDP_RL_STAT_DROPPED_BYTES,
 		XDP_RL_STAT_INSERTS,	  XDP_RL_STAT_REFUSED_INSERTS, XDP_RL_STAT_AGGREGATED,
-		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,
+		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,	       XDP_RL_STAT_UNSELECTED,
 	};
 	static const char *const stat_names[] = {
 #define STAT_NAME(id, name, help, metric) #name,
@@ -999,7 +1186,9 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				continue;
 			for (j = 0; j < room; j++)
 				if (mk->w[j].start != tw[j].start ||
-				    mk->w[j].count != tw[j].count || mk->w[j].apart != tw[j].apart)
+				    mk->w[j].count != tw[j].count ||
+				    mk->w[j].apart != tw[j].apart ||
+				    mk->w[j].remote != tw[j].remote)
 					break;
 			if (j == room)
 				continue;
@@ -1016,7 +1205,8 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
 			if (r->m.shared[id][i].start != tw[i].start ||
 			    r->m.shared[id][i].count != tw[i].count ||
-			    r->m.shared[id][i].apart != tw[i].apart)
+			    r->m.shared[id][i].apart != tw[i].apart ||
+			    r->m.shared[id][i].remote != tw[i].remote)
 				break;
 		if (i == XDP_RL_MAX_LAYERS)
 			continue;
@@ -1070,6 +1260,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 static void publish(struct run *r)
 {
 	struct xdp_rl_live live = {};
+	int i, any = 0;
 
 	memcpy(live.layer, r->cur.layer, sizeof(live.layer));
 	live.nlayers = r->cur.nlayers;
@@ -1078,6 +1269,13 @@ static void publish(struct run *r)
 	live.on_full = r->cur.on_full;
 	live.lsid = r->lsid;
 	live.tai_to_unix_ns = r->sc->tai;
+	live.select = r->cur.select;
+	live.link_local = r->cur.link_local;
+	/* As user/live.c's live_finish: a selector anywhere, the limits' or a rule's. */
+	for (i = 0; i < r->m.nrules; i++)
+		any |= !xdp_rl_select_all(&r->m.rules[i].r.select);
+	if (any || !xdp_rl_select_all(&live.select))
+		live.flags |= XDP_RL_F_SELECT;
 	model_rule_counts(&r->m, &live.nrules4, &live.nrules6);
 	live.max_window_ns = model_rules_max_window(&r->m); /* env_live adds the layers' */
 	env_live(&r->e, &live);
@@ -1222,7 +1420,7 @@ static int real_reset(struct run *r, const struct step *st)
 
 	ip_of(st, &a);
 	target_of(&r->e.lim, &a, &t);
-	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY)
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
 		return admin_reset_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) < 0 ? -1 : 3;
@@ -1245,13 +1443,77 @@ static int real_charge(struct run *r, const struct step *st)
 
 	ip_of(st, &a);
 	target_of(&r->e.lim, &a, &t);
-	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY)
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
 		return admin_charge_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) <= 0 ? -1 :
 											      3;
 	res = admin_charge(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, st->n, t.lay);
 	return res <= 0 ? -1 : 1;
+}
+
+/*
+ * The fleet agent's write of a share (user/fleet.c): into the `remote` word
+ * of the window that limits the address (its key's slot, else its
+ * aggregate's; a --shared rule's by id), tagged with the generation of the
+ * window there now (or a past one), if that window was ever started.
+ * Returns as model_remote_address.
+ */
+static int real_remote(struct run *r, const struct step *st)
+{
+	const __u64 *base = (const __u64 *)r->e.skel->rodata->cfg_drops_base;
+	struct xdp_rl_state w[XDP_RL_MAX_LAYERS];
+	struct xdp_rl_layers sh;
+	struct xdp_rl_slot *slot;
+	struct mtable *mt = NULL;
+	struct ip_addr a;
+	struct target t;
+	__u64 gen, word;
+	__u32 k, room = r->sc->lo.layers, index;
+	int what = 1;
+
+	ip_of(st, &a);
+	target_of(&r->e.lim, &a, &t);
+	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT ||
+	    (__u32)st->len >= t.n)
+		return 0;
+	if (t.kind == TARGET_SHARED) {
+		if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &t.rule.id, &sh))
+			return -1;
+		w[st->len] = sh.layer[st->len];
+		index = t.rule.id;
+		room = XDP_RL_MAX_LAYERS;
+		what = 3;
+	} else {
+		if ((__u32)st->len >= room)
+			return 0;
+		mt = t.id == PIN_SRC4 ? &r->e.t4 : &r->e.t6;
+		slot = mt_find(mt, t.k, t.lsid);
+		if (!slot) {
+			target_aggregate(&r->e.lim, &a, &t);
+			mt = t.id == PIN_AGG4 ? &r->agg4 : &r->agg6;
+			slot = mt_find(mt, t.k, t.lsid);
+			what = 2;
+		}
+		if (!slot)
+			return 0;
+		mt_read_windows(mt, slot, w);
+		index = mt_index(mt, slot);
+	}
+	if (!table_win(&w[st->len]).start)
+		return 0;
+	gen = xdp_rl_gen_of_count(w[st->len].count_gen);
+	if (st->stale)
+		gen = (gen - 1) & 0xffff;
+	word = (gen & 0xffff) << XDP_RL_REMOTE_BITS | st->n;
+	k = xdp_rl_drops_index(base,
+			       what == 3 ? XDP_RL_T_SHARED :
+			       what == 2 ? (st->v6 ? XDP_RL_T_AGG6 : XDP_RL_T_AGG4) :
+					   (st->v6 ? XDP_RL_T_SRC6 : XDP_RL_T_SRC4),
+			       index, st->len, room);
+	if (bpf_map_update_elem(bpf_map__fd(r->e.skel->maps.remote), &k, &word, 0))
+		return -1;
+	return what;
 }
 
 /* `rule add`, as user/rules.c does it: the id's counters zeroed, its budget closed. */
@@ -1300,11 +1562,17 @@ static void cover_packet(struct run *r, const struct model_out *o)
 	c[C_REFUSED] += o->refused_layer >= 0;
 	c[C_UNDONE] += o->refused_layer > 0 && !o->full;
 	c[C_FULL] += o->full;
-	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && (r->m.live.flags & XDP_RL_F_DRY_RUN);
+	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && o->v != MV_UNSELECTED &&
+		    (r->m.live.flags & XDP_RL_F_DRY_RUN);
+	c[C_UNSELECTED] += o->v == MV_UNSELECTED;
+	c[C_FLEET_REFUSED] += o->v == MV_LIMIT && (r->m.live.flags & XDP_RL_F_FLEET);
 }
 
 static const char *const reset_words[] = { "nothing to reset", "its key", "its aggregate",
 					   "its rule's shared budget" };
+static const char *const remote_words[] = { "no window started to write it for", "its key's window",
+					    "its aggregate's window",
+					    "its rule's shared budget's window" };
 
 /* Run step @i. Returns 0, or 1 on a mismatch (reported in r->wf). */
 static int run_step(struct run *r, int i)
@@ -1321,9 +1589,16 @@ static int run_step(struct run *r, int i)
 	r->step = i;
 	switch (st->kind) {
 	case ST_PKT:
-		p = build(&(struct pkt_spec){ st->v6 ? V6 : V4, addr_str(st->v6, st->a, a),
-					      st->vlans, st->size });
-		model_packet(&r->m, st->v6, st->a, p.len, &o);
+		p = build(&(struct pkt_spec){ .family = st->v6 ? V6 : V4,
+					      .src = addr_str(st->v6, st->a, a),
+					      .vlans = st->vlans,
+					      .size = st->size,
+					      .proto = st->l4.proto,
+					      .dport = st->l4.dport,
+					      .tcp_flags = st->l4.tcp_flags,
+					      .later_fragment = !st->l4.known,
+					      .ext = st->ext });
+		model_packet(&r->m, st->v6, st->a, &st->l4, p.len, &o);
 		pre = free_slots(r, &o.ins);
 		got = run(&r->e, &p, 1);
 		r->packets++;
@@ -1413,6 +1688,19 @@ static int run_step(struct run *r, int i)
 			fprintf(mismatch(r), "%s: model: %s; xdp-rl: %s\n",
 				st->kind == ST_RESET ? "reset" : "charge", reset_words[want],
 				got < 0 ? "failed" : reset_words[got]);
+			bad = 1;
+		}
+		break;
+	case ST_REMOTE:
+		r->ops++;
+		want = model_remote_address(&r->m, st->v6, st->a, st->len, st->n, st->stale, &o);
+		got = real_remote(r, st);
+		snprintf(what, sizeof(what), "%s", remote_words[want]);
+		if (r->cover && want)
+			r->cover[C_REMOTE]++;
+		if (got != want) {
+			fprintf(mismatch(r), "fleet share: model: %s; xdp-rl: %s\n",
+				remote_words[want], got < 0 ? "failed" : remote_words[got]);
 			bad = 1;
 		}
 		break;
