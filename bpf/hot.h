@@ -62,7 +62,7 @@ __noinline int hot_flush(__u64 id, __u64 n)
 /* A drop of @inc (a packet, or its bytes) of window @id, counted in this CPU's entry. */
 static __always_inline void hot_drop(__u64 id, __u64 inc)
 {
-	__u32 e = xdp_rl_hot_entry(id);
+	__u32 e = xdp_rl_hot_entry(id, cfg_hot_mask);
 	struct xdp_rl_hot *h = bpf_map_lookup_elem(&hot, &e);
 
 	if (!h)

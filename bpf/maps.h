@@ -23,6 +23,8 @@ const volatile __u64 cfg_seed = 0; /* the tables' hash key */
 const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 /* Where each table's windows (and the shared budgets') begin in `drops` (enum xdp_rl_table). */
 const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
+/* The `hot` map's entries - 1 (a power of two, xdp_rl_hot_entries). */
+const volatile __u32 cfg_hot_mask = XDP_RL_HOT_ENTRIES_MIN - 1;
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
@@ -148,7 +150,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDP_RL_HOT_ENTRIES);
+	__uint(max_entries, XDP_RL_HOT_ENTRIES_MIN); /* xdp_rl_hot_entries, at load */
 	__type(key, __u32);
 	__type(value, struct xdp_rl_hot);
 } hot SEC(".maps");

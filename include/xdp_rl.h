@@ -303,7 +303,8 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
  * A packet of a source whose window has no budget left (count >= limit) is
  * dropped without a write to memory other CPUs write: the count stays, and
  * the drop is counted per CPU in the `hot` map (a per-CPU array of
- * XDP_RL_HOT_ENTRIES struct xdp_rl_hot, direct-mapped by window), moved to
+ * struct xdp_rl_hot, direct-mapped by window, sized at load by
+ * xdp_rl_hot_entries), moved to
  * the window's word in the `drops` map (one __u64 per window: its
  * generation in the top 16 bits, drops below, in packets or bytes as the
  * count) when XDP_RL_HOT_FLUSH packets have gathered, or when another
@@ -311,10 +312,11 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
  * window has been offered is its count, plus the drops in its word while it
  * names the same generation, plus what each CPU holds for it.
  */
-#define XDP_RL_HOT_ENTRIES 1024
-#define XDP_RL_HOT_FLUSH   256
-#define XDP_RL_DROPS_BITS  48
-#define XDP_RL_DROPS_MASK  ((1ULL << XDP_RL_DROPS_BITS) - 1)
+#define XDP_RL_HOT_ENTRIES_MIN 1024
+#define XDP_RL_HOT_ENTRIES_MAX 16384
+#define XDP_RL_HOT_FLUSH       256
+#define XDP_RL_DROPS_BITS      48
+#define XDP_RL_DROPS_MASK      ((1ULL << XDP_RL_DROPS_BITS) - 1)
 
 struct xdp_rl_hot {
 	__u64 id;    /* xdp_rl_hot_id of the window whose drops these are; 0: none */
@@ -329,10 +331,26 @@ XDP_RL_INLINE __u64 xdp_rl_hot_id(__u32 table, __u32 index, __u32 layer, __u64 g
 	       (gen & 0xffff);
 }
 
-/* Its entry in each CPU's hot array: by window, whatever its generation. */
-XDP_RL_INLINE __u32 xdp_rl_hot_entry(__u64 id)
+/*
+ * Entries per CPU for a table of @max_sources: a sixteenth of it, a power
+ * of two in [XDP_RL_HOT_ENTRIES_MIN, _MAX] (384 KiB per CPU at most). A
+ * drop whose entry holds another window's drops moves those to their word
+ * first, a compare-and-swap on memory other CPUs write: with fewer entries
+ * than windows dropping at once, most drops would.
+ */
+XDP_RL_INLINE __u32 xdp_rl_hot_entries(__u64 max_sources)
 {
-	return xdp_rl_mix(id >> 16) & (XDP_RL_HOT_ENTRIES - 1);
+	__u32 n = XDP_RL_HOT_ENTRIES_MIN;
+
+	while (n < XDP_RL_HOT_ENTRIES_MAX && n < max_sources / 16)
+		n <<= 1;
+	return n;
+}
+
+/* Its entry in each CPU's hot array of @mask + 1 entries: by window, whatever its generation. */
+XDP_RL_INLINE __u32 xdp_rl_hot_entry(__u64 id, __u32 mask)
+{
+	return xdp_rl_mix(id >> 16) & mask;
 }
 
 /* The `drops` map: each table's windows, then the shared budgets', in the order of enum xdp_rl_table. */

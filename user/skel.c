@@ -93,8 +93,10 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 		errno = E2BIG;
 		return -1;
 	}
+	skel->rodata->cfg_hot_mask = xdp_rl_hot_entries(f->max_sources) - 1;
 	/* A fleet's share of each window, laid out the same (include/xdp_rl.h). */
-	return bpf_map__set_max_entries(skel->maps.drops, ndrops) ||
+	return bpf_map__set_max_entries(skel->maps.hot, xdp_rl_hot_entries(f->max_sources)) ||
+	       bpf_map__set_max_entries(skel->maps.drops, ndrops) ||
 	       bpf_map__set_max_entries(skel->maps.remote, ndrops);
 }
 

@@ -129,14 +129,75 @@ void drops_forget(void)
 	memset(&dv, 0, sizeof(dv));
 }
 
+/* Keep @h in dv.pending; -1 if out of memory. */
+static int pending_add(const struct xdp_rl_hot *h, size_t *cap)
+{
+	struct xdp_rl_hot *p;
+
+	if (dv.npending == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		p = reallocarray(dv.pending, *cap, sizeof(*p));
+		if (!p)
+			return -1;
+		dv.pending = p;
+	}
+	dv.pending[dv.npending++] = *h;
+	return 0;
+}
+
+/*
+ * Every CPU's hot entries that hold drops, into dv.pending: read in batches
+ * (the map has up to XDP_RL_HOT_ENTRIES_MAX entries on each CPU, a syscall
+ * each would make `top` slow). 0, or -1 with errno.
+ */
+static int hot_read(int fd, int ncpu)
+{
+	const __u32 chunk = 1024;
+	__u32 in = 0, out = 0, count, i, *keys;
+	struct xdp_rl_hot *vals, *h;
+	size_t cap = 0;
+	int r = 0, first = 1, c;
+
+	keys = calloc(chunk, sizeof(*keys));
+	vals = calloc((size_t)chunk * ncpu, sizeof(*vals));
+	if (!keys || !vals) {
+		r = -1;
+		goto out;
+	}
+	for (;;) {
+		count = chunk;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &count, NULL);
+		if (r && errno != ENOENT)
+			break;
+		for (i = 0; i < count; i++) {
+			for (c = 0; c < ncpu; c++) {
+				h = &vals[(size_t)i * ncpu + c];
+				if (h->id && h->drops && pending_add(h, &cap)) {
+					r = -1;
+					goto out;
+				}
+			}
+		}
+		if (r) { /* ENOENT: that was the last of them */
+			r = 0;
+			break;
+		}
+		in = out;
+		first = 0;
+	}
+out:
+	free(keys);
+	free(vals);
+	return r ? -1 : 0;
+}
+
 /* The view of @l's drops, made on first use; NULL if they cannot be read. */
 static const struct drops_view *drops_of_limiter(const struct limiter *l)
 {
 	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
-	int ncpu = libbpf_num_possible_cpus(), c;
+	int ncpu = libbpf_num_possible_cpus();
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), k;
-	struct xdp_rl_hot *per;
+	__u32 len = sizeof(info);
 	long page = sysconf(_SC_PAGESIZE);
 	__u64 n = 0;
 	size_t i;
@@ -166,16 +227,8 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 		return NULL;
 	}
 	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
-	dv.pending =
-		calloc((size_t)XDP_RL_HOT_ENTRIES * (ncpu > 0 ? ncpu : 1), sizeof(*dv.pending));
-	per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
-	for (k = 0; dv.pending && per && k < XDP_RL_HOT_ENTRIES; k++) {
-		if (bpf_map_lookup_elem(l->fd[PIN_HOT], &k, per))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			if (per[c].id && per[c].drops)
-				dv.pending[dv.npending++] = per[c];
-	}
+	if (hot_read(l->fd[PIN_HOT], ncpu > 0 ? ncpu : 1))
+		return NULL;
 	if (dv.npending) {
 		qsort(dv.pending, dv.npending, sizeof(*dv.pending), by_hot_id);
 		for (i = 1, n = 0; i < dv.npending; i++) {
@@ -186,7 +239,6 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 		}
 		dv.npending = n + 1;
 	}
-	free(per);
 	dv.l = l;
 	return &dv;
 }

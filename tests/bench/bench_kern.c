@@ -673,7 +673,7 @@ static struct rl_tally rl_tally(struct xdp_rl *s)
 		t.inserts += st[c].c[XDP_RL_STAT_INSERTS];
 		t.refused += st[c].c[XDP_RL_STAT_REFUSED_INSERTS];
 	}
-	for (k = 0; k < XDP_RL_HOT_ENTRIES; k++) {
+	for (k = 0; k < bpf_map__max_entries(s->maps.hot); k++) {
 		if (bpf_map_lookup_elem(bpf_map__fd(s->maps.hot), &k, h))
 			die("kern: read xdp-rl hot: %s", strerror(errno));
 		for (c = 0; c < ncpu; c++)
