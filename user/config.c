@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* config.c - a limiter described by a file (see config.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -151,7 +152,7 @@ static void unknown_setting(const char *word, char *buf, size_t len)
 			 word);
 }
 
-/* Why @name cannot be an interface's, or NULL (the kernel's dev_valid_name). */
+/* Why @name cannot be an interface's, or NULL (the kernel's dev_valid_name, and no control bytes). */
 static const char *bad_ifname(const char *name)
 {
 	if (!*name)
@@ -160,8 +161,10 @@ static const char *bad_ifname(const char *name)
 		return "longer than 15 characters";
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
 		return "not a name";
-	if (strpbrk(name, "/:"))
-		return "holds '/' or ':'";
+	for (; *name; name++)
+		if (*name == '/' || *name == ':' || isspace((unsigned char)*name) ||
+		    iscntrl((unsigned char)*name))
+			return "holds '/', ':', a space or a control character";
 	return NULL;
 }
 
@@ -384,7 +387,7 @@ static void add(char *buf, int id, const char *fmt, ...)
 	va_list ap;
 
 	off += snprintf(buf + off, GROUP_TEXT - off, "%s%s", off ? "\n" : "", name_of(id));
-	if (!fmt || off >= GROUP_TEXT)
+	if (!fmt || off + 1 >= GROUP_TEXT)
 		return;
 	buf[off++] = ' ';
 	buf[off] = '\0';

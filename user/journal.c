@@ -52,6 +52,36 @@ static int sync_folder(void)
 	return r;
 }
 
+/*
+ * RUN_DIR, made if @create: root's, and nobody else may write to it (so
+ * nobody else can move the journal's folder away). 0, or -1 (errno ENOENT,
+ * silently, if it is not there and not to be made).
+ */
+static int run_dir(int create)
+{
+	struct stat st;
+
+	if (create && mkdir(RUN_DIR, 0755) && errno != EEXIST) {
+		log_err("cannot create %s: %m", RUN_DIR);
+		return -1;
+	}
+	if (lstat(RUN_DIR, &st)) {
+		if (errno != ENOENT || create)
+			log_err("cannot use %s: %m", RUN_DIR);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0022)) {
+		log_err("refusing %s for xdp-rl's journal: it must be a folder of root's that "
+			"nobody else may write to, and it is uid %u's, mode %04o (fix it with "
+			"'chown root: %s; chmod go-w %s')",
+			RUN_DIR, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), RUN_DIR,
+			RUN_DIR);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
 int journal_write(const char *text, size_t len)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
@@ -59,7 +89,7 @@ int journal_write(const char *text, size_t len)
 	ssize_t n;
 	int fd;
 
-	if (state_folder(JOURNAL_DIR, 1))
+	if (run_dir(1) || state_folder(JOURNAL_DIR, 1))
 		return -1;
 	journal_path(path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -103,7 +133,7 @@ int journal_read(char **text, size_t *len)
 	char path[PATH_MAX];
 	int fd, r;
 
-	if (state_folder(JOURNAL_DIR, 0))
+	if (run_dir(0) || state_folder(JOURNAL_DIR, 0))
 		return errno == ENOENT ? 0 : -1;
 	journal_path(path, sizeof(path));
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -13,7 +13,12 @@
 
 #include <stddef.h>
 
-#define JOURNAL_DIR "/run/xdp-rl"
+/*
+ * Root's, 0700, in RUN_DIR, which must be root's and writable by nobody
+ * else (others may share RUN_DIR: a service's RuntimeDirectory).
+ */
+#define RUN_DIR	    "/run/xdp-rl"
+#define JOURNAL_DIR RUN_DIR "/journal"
 
 /* This network namespace's journal: JOURNAL_DIR/apply-<netns cookie>.conf. */
 void journal_path(char *out, size_t len);

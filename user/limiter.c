@@ -42,6 +42,11 @@
  * A folder whose link is defunct (its interface is gone) is removed. So
  * after any kill, the next command sees the old limiter or the new one,
  * never a mix, and says what it finished or undid.
+ *
+ * apply (apply.c) takes several of these steps; it journals its target
+ * first (journal.h), and apply_lock, which commands call instead of
+ * limiter_lock, runs this recovery and then applies a journal it finds
+ * again.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -244,3 +244,21 @@ def test_apply_that_loads_killed_at_every_step(crash):
     path = crash.config("load.conf", 7, [(DENY_OLD, "deny")])
     seen = crash.check(["apply", path], None, base(7))
     assert seen == {"before", "after"}, seen
+
+
+def test_apply_killed_after_its_journal_is_finished_by_the_next_command(crash):
+    path = crash.config("new.conf", 9, [(DENY_NEW, "deny")])
+    after = base(9, rules=((DENY_NEW, "deny"),))
+    crash.reset(base())
+    points = crash.steps(["apply", path])
+    k = next(i for i, p in enumerate(points, 1) if "journal: committed" in p)
+    crash.reset(base())
+    r = crash.run_faults(["apply", path], at=k + 1)   # the journal's written, nothing else
+    assert r.returncode == -signal.SIGKILL, r
+    bed = crash.bed
+    r = bed.xdp("rule", "list", bed.rx_if)
+    assert r.returncode == 0, r
+    assert "finished an apply that was interrupted" in r.stderr, r.stderr
+    assert crash.state() == after
+    r = bed.xdp("status", bed.rx_if)
+    assert r.returncode == 0 and r.stderr == "", "the journal went with it"
