@@ -1139,7 +1139,10 @@ static void floor_direct(struct kenv *e)
  * outside the sources' range plus one /15 --layer rule that every source
  * matches, so each packet also walks the trie.
  */
-static struct xdp_rl *rl_load_shape(int layers, int rules)
+/* Selectors of the shapes: none, one the frames (UDP to port 9) match, one they do not. */
+enum { SEL_NONE, SEL_MATCH, SEL_MISS };
+
+static struct xdp_rl *rl_load_shape(int layers, int rules, int sel)
 {
 	struct xdp_rl *s = xdp_rl__open();
 	struct xdp_rl_rule r = { .action = XDP_RL_RULE_LIMIT, .nlayers = 1 };
@@ -1165,6 +1168,17 @@ static struct xdp_rl *rl_load_shape(int layers, int rules)
 	}
 	c.slot[0].nlayers = layers;
 	c.slot[0].flags = XDP_RL_F_COARSE_CLOCK;
+	if (sel != SEL_NONE) {
+		/* --proto udp --dport 9,53,443-445, or --dport 53,443-445: the frames go to 9. */
+		c.slot[0].flags |= XDP_RL_F_SELECT;
+		c.slot[0].select.proto = IPPROTO_UDP;
+		c.slot[0].select.nports = 3;
+		c.slot[0].select.port_lo[0] = sel == SEL_MATCH ? 9 : 80;
+		c.slot[0].select.port_hi[0] = sel == SEL_MATCH ? 9 : 80;
+		c.slot[0].select.port_lo[1] = c.slot[0].select.port_hi[1] = 53;
+		c.slot[0].select.port_lo[2] = 443;
+		c.slot[0].select.port_hi[2] = 445;
+	}
 	if (rules) {
 		r.layer[0] = c.slot[0].layer[0];
 		for (i = 0; i < N_RULES; i++) {
@@ -1189,12 +1203,14 @@ static void layers_rules(struct kenv *e)
 {
 	static const struct {
 		const char *name;
-		int layers, rules;
+		int layers, rules, sel;
 	} shape[] = {
-		{ "1 layer", 1, 0 },
-		{ "2 layers", 2, 0 },
-		{ "4 layers", 4, 0 },
-		{ "1 layer, 10 000 rules", 1, 1 },
+		{ "1 layer", 1, 0, SEL_NONE },
+		{ "2 layers", 2, 0, SEL_NONE },
+		{ "4 layers", 4, 0, SEL_NONE },
+		{ "1 layer, 10 000 rules", 1, 1, SEL_NONE },
+		{ "1 layer, selector, selected", 1, 0, SEL_MATCH },
+		{ "1 layer, selector, passed by", 1, 0, SEL_MISS },
 	};
 	enum { N_SHAPES = sizeof(shape) / sizeof(shape[0]) };
 	struct scen sc = { "IPv4 1 000, 1 CPU", 0, 1000, 1, 0, 0 };
@@ -1205,7 +1221,7 @@ static void layers_rules(struct kenv *e)
 	int r, k, fd;
 
 	for (k = 0; k < N_SHAPES; k++)
-		rl[k] = rl_load_shape(shape[k].layers, shape[k].rules);
+		rl[k] = rl_load_shape(shape[k].layers, shape[k].rules, shape[k].sel);
 	for (r = 0; r < e->runs; r++) {
 		for (k = -1; k < N_SHAPES; k++) {
 			int kk = r & 1 ? N_SHAPES - 1 - k : k; /* order reversed every other run */
@@ -1230,7 +1246,10 @@ static void layers_rules(struct kenv *e)
 			d[k][r] -= base[r];
 	}
 	printf("\nlayers and rules: %s, every layer admitting (each packet charges them all); "
-	       "rules: %d /24s elsewhere and one /15 --layer rule every source matches\n",
+	       "rules: %d /24s elsewhere and one /15 --layer rule every source matches; "
+	       "selector: --proto udp --dport 9,53,443-445 (the frames, UDP to port 9, are "
+	       "selected: transport parsed, ports matched, charged) or --dport 80,53,443-445 "
+	       "(passed by: parsed, matched, passed untouched, no table lookup)\n",
 	       sc.name, N_RULES);
 	printf("%-30s %-20s %s\n", "xdp-rl shape", "bare XDP_DROP ns/pkt", "xdp-rl (d)");
 	for (k = 0; k < N_SHAPES; k++) {
