@@ -11,6 +11,7 @@
 #   make install    copy xdp-rl to $(PREFIX)/sbin
 #   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
 #   make crash-test every step of every state change killed (make test: a sample)
+#   make fuzz       each libFuzzer target for FUZZ_SECONDS (default 600; make test: 10)
 #   V=1             show the commands
 #   SANITIZE=1      build into build/san with ASan and UBSan
 
@@ -49,7 +50,7 @@ endif
 
 .DELETE_ON_ERROR:
 .PHONY: all test unit model-test e2e crash-test demo bench install clean deps \
-	lint lint-format lint-scan lint-cppcheck lint-shell lint-layers
+	lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build
 
 WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
@@ -78,7 +79,7 @@ all: $(BIN)
 # checks what it needs and stops, naming what is missing; it never installs.
 # The goals below run scripts/deps.sh first, which installs what is missing
 # (every package: build, tests, lint), as root.
-INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-%
+INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-% fuzz
 ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
 DEPS_OK := deps
 else
@@ -186,6 +187,7 @@ test: unit e2e
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
 endif
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS)
 	$(Q)$(MAKE) --no-print-directory lint
 
 # make unit: test_user, then test_prog (both run; it fails if either fails).
@@ -271,6 +273,65 @@ $(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/skel.o
 
 bench: $(BIN) $(BENCH_BIN)
 	$(Q)scripts/bench.sh $(BUILD)
+
+# ---- make fuzz (tests/fuzz): libFuzzer, with ASan and UBSan ----
+# A target per parser of what users write: the config file (fuzz_config),
+# the rules file (fuzz_rules) and the option parsers (fuzz_options). The
+# CLI's models and bottom layer are built again with clang's coverage
+# instrumentation and the sanitizers into build/fuzz (every UBSan report
+# fatal), and each target runs FUZZ_SECONDS from the seeds committed in
+# tests/fuzz/corpus/TARGET, keeping what it finds in build/fuzz/corpus/TARGET
+# (so runs build on each other; the committed seeds stay small). A finding
+# stops make, its input in build/fuzz/crash-TARGET-*: run the target on it
+# to see it again (build/fuzz/fuzz_TARGET FILE). make test runs each for
+# FUZZ_TEST_SECONDS.
+FUZZ_DIR          := build/fuzz
+FUZZ_TARGETS      := config rules options
+FUZZ_SECONDS      ?= 600
+FUZZ_TEST_SECONDS ?= 10
+FUZZ_CC           ?= $(CLANG)
+FUZZ_SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS       := -g -O1 $(WARN) -Wno-unknown-warning-option -Wno-missing-field-initializers \
+                     -std=gnu11 -D_GNU_SOURCE \
+                     -DXDP_RL_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD) -MMD -MP $(FUZZ_SAN)
+FUZZ_LIB_OBJ      := $(patsubst $(BUILD)/user/%,$(FUZZ_DIR)/user/%,$(UNIT_LIB_OBJ))
+FUZZ_BINS         := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
+
+$(FUZZ_DIR)/user/%.o: user/%.c $(SKEL)
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/libxdp-rl.a: $(FUZZ_LIB_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DIR)/libxdp-rl.a
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_DIR)/libxdp-rl.a \
+		-o $@ $(LDLIBS)
+
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BINS:=.d)
+
+fuzz-build: $(FUZZ_BINS)
+
+# -close_fd_mask=2: the parsers' warnings go nowhere; libFuzzer and the
+# sanitizers still report on the stderr they keep.
+fuzz: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t || exit 1; \
+		printf '  %-8s %s\n' FUZZ "fuzz_$$t, $(FUZZ_SECONDS)s"; \
+		$(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+			-rss_limit_mb=2048 -close_fd_mask=2 -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_DIR)/crash-$$t- \
+			$(FUZZ_DIR)/corpus/$$t tests/fuzz/corpus/$$t \
+			>$(FUZZ_DIR)/fuzz_$$t.log 2>&1 || { \
+			tail -n 60 $(FUZZ_DIR)/fuzz_$$t.log >&2; \
+			echo "make fuzz: fuzz_$$t found a bug: see $(FUZZ_DIR)/fuzz_$$t.log" >&2; \
+			exit 1; }; \
+		grep -E '^stat::number_of_executed_units|^Done' $(FUZZ_DIR)/fuzz_$$t.log | \
+			sed 's/^/           /'; \
+	done
 
 # ---- make lint: any finding fails ----
 # The tools under either of their Debian names (clang-tools, clang-format).

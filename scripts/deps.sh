@@ -14,11 +14,13 @@ BUILD_PKGS=(
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
 	libmicrohttpd-dev bpftool
 )
-# The tests, the demo and the bench.
+# The tests, the demo and the bench; make fuzz (in make test) needs clang's
+# libFuzzer and sanitizer runtimes.
 RUN_PKGS=(
 	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool curl
+	libclang-rt-dev
 )
 # make lint: clang-tools gives scan-build (a perl script), git the file list.
 LINT_PKGS=(
