@@ -34,7 +34,11 @@
  * one whose shape changes is deleted and added: its sources start afresh.
  *
  * Recovery: apply_lock and apply_settle run limiter.c's recovery of the
- * pinned folders, then, if this namespace has a journal, apply it again.
+ * pinned folders, then, if this namespace has a journal, apply it again. A
+ * command that only reads does so if the lock is free at once, as for the
+ * folders; but while this namespace has a journal it waits for the lock,
+ * since what the datapath does may then be between the two states until
+ * the apply (or the command finishing it) is done.
  */
 #include <errno.h>
 #include <limits.h>
@@ -477,9 +481,13 @@ void apply_settle(void)
 {
 	int fd = limiter_settle();
 
-	/* Nothing was ever loaded, but an apply that would load was killed. */
+	/*
+	 * A journal, and the lock busy (or nothing loaded yet): an apply is in
+	 * flight, or was killed and another command is about to finish it.
+	 * Wait for the lock rather than show a limiter between the two states.
+	 */
 	if (fd < 0 && journal_exists())
-		fd = state_lock(1);
+		fd = limiter_lock(0);
 	if (fd < 0)
 		return;
 	roll_forward();

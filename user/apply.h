@@ -31,7 +31,10 @@ int apply_config(struct config *c, FILE *out);
 
 /* limiter_lock(@gc), then finish an apply that was interrupted. The lock's fd, or -1. */
 int apply_lock(int gc);
-/* limiter_settle, then the same, if no other command holds the lock. */
+/*
+ * limiter_settle, then the same, if no other command holds the lock; while
+ * this namespace has a journal, it waits for the lock.
+ */
 void apply_settle(void);
 
 #endif
