@@ -57,6 +57,11 @@ static int changes_state(const struct cmd_spec *c, int argc, char **argv)
 	if (!strcmp(c->name, "rule"))
 		return argc > 1 && (!strcmp(argv[1], "add") || !strcmp(argv[1], "del") ||
 				    !strcmp(argv[1], "delete"));
+	/* `apply --check` only reads the file. */
+	if (!strcmp(c->name, "apply"))
+		for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+			if (!strcmp(argv[i], "--check"))
+				return 0;
 	for (i = 0; changing[i]; i++)
 		if (!strcmp(c->name, changing[i]))
 			return 1;

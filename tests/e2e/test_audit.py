@@ -57,7 +57,7 @@ def nothing(sock):
     raise AssertionError(f"unexpected record: {data!r}")
 
 
-def test_changes_are_recorded(bed, syslog):
+def test_changes_are_recorded(bed, syslog, tmp_path):
     path, sock = syslog
     who = "uid 0 (root)"
     ns = f"xdp-rl -n {bed.rx}"
@@ -79,10 +79,16 @@ def test_changes_are_recorded(bed, syslog):
         assert text.endswith(f": {ns} {line}: done"), text
     # Reading changes nothing and records nothing.
     for args in (("status",), ("stats", bed.rx_if), ("rule", "list", bed.rx_if),
-                 ("metrics",), ("get", bed.rx_if, "198.19.1.1")):
+                 ("metrics",), ("get", bed.rx_if, "198.19.1.1"), ("config", bed.rx_if)):
         r = run_logged(bed, path, *args)
         assert r.returncode == 0, (args, r.stderr)
         assert nothing(sock)
+    # Nor does checking a file.
+    conf = tmp_path / "l.conf"
+    conf.write_text("limit 9\nwindow 1s\n")
+    r = run_logged(bed, path, "apply", "--check", str(conf))
+    assert r.returncode == 0, r.stderr
+    assert nothing(sock)
 
     # A failure: the exit code and the first error, as the command printed it.
     r = run_logged(bed, path, "set", "nosuch0", "--limit", 5)
