@@ -142,3 +142,45 @@ void cmd_synopsis(FILE *f, const struct cmd_spec *spec)
 		fputc('\n', f);
 	}
 }
+
+/*
+ * A form's first word names a subcommand when it is a plain lowercase word
+ * ("add IFACE CIDR ..."), not an argument ("IFACE"), an option or a group.
+ */
+static int form_subcommand(const char *form, char *buf, size_t len)
+{
+	size_t n = strspn(form, "abcdefghijklmnopqrstuvwxyz");
+
+	if (!n || (form[n] && form[n] != ' ' && form[n] != '\n') || n >= len)
+		return 0;
+	memcpy(buf, form, n);
+	buf[n] = '\0';
+	return 1;
+}
+
+void cmd_list_options(FILE *f, const struct cmd_spec *spec)
+{
+	const struct word *w, *ws;
+	const struct opt_spec *o;
+	char sub[32], prev[32] = "";
+	int i;
+
+	fprintf(f, "command\t%s\n", spec->name);
+	for (i = 0; spec->forms[i]; i++)
+		if (form_subcommand(spec->forms[i], sub, sizeof(sub)) && strcmp(sub, prev)) {
+			fprintf(f, "subcommand\t%s\t%s\n", spec->name, sub);
+			strcpy(prev, sub);
+		}
+	for (o = spec->opts; o && o->name; o++) {
+		fprintf(f, "option\t%s\t--%s", spec->name, o->name);
+		if (o->arg)
+			fprintf(f, "\t%s", o->arg);
+		ws = NULL;
+		for (i = 0; o->arg && spec->words && spec->words[i].opt; i++)
+			if (!strcmp(spec->words[i].opt, o->name))
+				ws = spec->words[i].words;
+		for (w = ws; w && w->name; w++)
+			fprintf(f, "%c%s", w == ws ? '\t' : ' ', w->name);
+		fputc('\n', f);
+	}
+}

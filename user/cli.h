@@ -5,8 +5,9 @@
  * xdp-rl's own messages, and the checks before a command touches anything.
  *
  * Each command's spec is the one place its options are written: usage,
- * `--help` and README's command block come from it (tests/e2e check that
- * README agrees), as will the man page and shell completion.
+ * `--help`, `help --options` and README's command block come from it;
+ * tests/e2e check that README, the man page (doc/xdp-rl.8.scd) and the
+ * shell completion (completion/xdp-rl) agree with it.
  */
 #ifndef XDP_RL_CLI_H
 #define XDP_RL_CLI_H
@@ -22,9 +23,10 @@ struct cmd_spec {
 	int (*run)(int argc, char **argv); /* NULL for `help` */
 	/* Its forms, after the name; '\n' continues a form on the next line. */
 	const char *const *forms;
-	const char *about;	     /* what it does, before the options */
-	const struct opt_spec *opts; /* ends with { NULL }; NULL if none */
-	const char *notes;	     /* after the options, or NULL */
+	const char *about;	       /* what it does, before the options */
+	const struct opt_spec *opts;   /* ends with { NULL }; NULL if none */
+	const char *notes;	       /* after the options, or NULL */
+	const struct opt_words *words; /* the words of options that take one; NULL if none */
 };
 
 /* The namespace given with -n, or NULL. */
@@ -59,5 +61,11 @@ int cmd_prepare_read(unsigned int caps, const char *what);
 void cmd_help(FILE *f, const struct cmd_spec *spec);
 /* The lines of the command list: "  load   IFACE [--limit N] ...". */
 void cmd_synopsis(FILE *f, const struct cmd_spec *spec);
+/*
+ * @spec's lines of `xdp-rl help --options` (main.c): the command, its
+ * subcommands (forms that begin with a word) and its options, with the
+ * words each option's value is one of.
+ */
+void cmd_list_options(FILE *f, const struct cmd_spec *spec);
 
 #endif

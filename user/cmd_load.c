@@ -30,6 +30,7 @@ const struct cmd_spec cmd_load_spec = {
 	.forms = load_forms,
 	.about = "Attach the limiter to IFACE. It keeps running after xdp-rl exits.\n",
 	.opts = settings_load_opts,
+	.words = settings_words,
 };
 
 static int cmd_load(int argc, char **argv)

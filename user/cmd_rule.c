@@ -242,6 +242,11 @@ static const struct opt_spec rule_opts[] = {
 	{ NULL },
 };
 
+static const struct opt_words rule_words[] = {
+	{ "proto", proto_words },
+	{ NULL },
+};
+
 static int cmd_rule(int argc, char **argv);
 
 const struct cmd_spec cmd_rule_spec = {
@@ -250,6 +255,7 @@ const struct cmd_spec cmd_rule_spec = {
 	.forms = rule_forms,
 	.about = "Per-prefix rules, changed live; the longest matching prefix wins.\n",
 	.opts = rule_opts,
+	.words = rule_words,
 	.notes = "Adding a rule never detaches the program or resets other sources' windows.\n"
 		 "'rule list' shows each rule's hits and drops.\n",
 };

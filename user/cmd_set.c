@@ -31,6 +31,7 @@ const struct cmd_spec cmd_set_spec = {
 	.forms = set_forms,
 	.about = "Change the running limiter's settings at once, without detaching it.\n",
 	.opts = settings_set_opts,
+	.words = settings_words,
 };
 
 static int cmd_set(int argc, char **argv)

@@ -30,18 +30,73 @@ static const struct cmd_spec *const commands[] = {
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* The options before the command: getopt's table, usage and `help --options` read it. */
+static const struct global_opt {
+	char letter; /* its short form, or 0 */
+	int has_arg;
+	const char *name, *arg, *help; /* help NULL: not listed in usage */
+} globals[] = {
+	{ 'n', required_argument, "netns", "NETNS", "run in network namespace NETNS (as 'ip -n')" },
+	{ 'v', no_argument, "verbose", NULL, "show xdp-rl's debug trace; -vv adds libbpf's log" },
+	{ 'V', no_argument, "version", NULL, "print the version" },
+	{ 'h', no_argument, "help", NULL, NULL },
+};
+
+#define N_GLOBALS (sizeof(globals) / sizeof(globals[0]))
+
+/* 'V' stands for --version alone: it has no short form. */
+static int has_letter(const struct global_opt *g)
+{
+	return g->letter != 'V';
+}
+
 static void usage(FILE *f)
 {
+	char left[64];
 	size_t i;
 
 	fprintf(f, "usage: xdp-rl [-n NETNS] [-v] COMMAND ...\n\n"
-		   "Per-source fixed-window rate limiting at the XDP hook.\n\n"
-		   "  -n, --netns NETNS  run in network namespace NETNS (as 'ip -n')\n"
-		   "  -v, --verbose      show xdp-rl's debug trace; -vv adds libbpf's log\n"
-		   "      --version      print the version\n\ncommands:\n");
+		   "Per-source fixed-window rate limiting at the XDP hook.\n\n");
+	for (i = 0; i < N_GLOBALS; i++) {
+		const struct global_opt *g = &globals[i];
+
+		if (!g->help)
+			continue;
+		snprintf(left, sizeof(left), "%c%c%c --%s%s%s", has_letter(g) ? '-' : ' ',
+			 has_letter(g) ? g->letter : ' ', has_letter(g) ? ',' : ' ', g->name,
+			 g->arg ? " " : "", g->arg ? g->arg : "");
+		fprintf(f, "  %-17s  %s\n", left, g->help);
+	}
+	fprintf(f, "\ncommands:\n");
 	for (i = 0; i < N_COMMANDS; i++)
 		cmd_synopsis(f, commands[i]);
 	fprintf(f, "\nRun 'xdp-rl help COMMAND' or 'xdp-rl COMMAND --help' for details.\n");
+}
+
+/*
+ * `xdp-rl help --options`: every command, subcommand and option, with the
+ * words an option's value is one of, a line each and tab-separated, for
+ * the shell completion's tests and the documentation's (tests/e2e):
+ *   global   --netns NETNS        (and -n NETNS: a short form, alone)
+ *   command  NAME
+ *   subcommand NAME SUB
+ *   option   NAME --OPT [ARG [WORD ...]]
+ * Every command also takes --help (and -h), not listed.
+ */
+static void list_options(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < N_GLOBALS; i++) {
+		const struct global_opt *g = &globals[i];
+
+		fprintf(f, "global\t--%s%s%s\n", g->name, g->arg ? "\t" : "", g->arg ? g->arg : "");
+		if (has_letter(g))
+			fprintf(f, "global\t-%c%s%s\n", g->letter, g->arg ? "\t" : "",
+				g->arg ? g->arg : "");
+	}
+	for (i = 0; i < N_COMMANDS; i++)
+		cmd_list_options(f, commands[i]);
 }
 
 /*
@@ -104,6 +159,10 @@ static int help(int argc, char **argv)
 		usage(stdout);
 		return EXIT_DONE;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--options")) {
+		list_options(stdout);
+		return EXIT_DONE;
+	}
 	if (argc > 2)
 		return usage_err("help", "help: unexpected argument '%s'", argv[2]);
 	c = find_command(argv[1]);
@@ -115,19 +174,23 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "netns", required_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
+	struct option opts[N_GLOBALS + 1] = {};
+	char letters[3 * N_GLOBALS + 3] = "+:";
 	const struct cmd_spec *c;
 	int opt, i, ret;
+	size_t g;
 
+	for (g = 0; g < N_GLOBALS; g++) {
+		opts[g].name = globals[g].name;
+		opts[g].has_arg = globals[g].has_arg;
+		opts[g].val = globals[g].letter;
+		if (has_letter(&globals[g]))
+			snprintf(letters + strlen(letters), sizeof(letters) - strlen(letters),
+				 "%c%s", globals[g].letter, globals[g].has_arg ? ":" : "");
+	}
 	/* Options before the command only; the command parses the rest. */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:n:vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!*optarg || strchr(optarg, '/')) {

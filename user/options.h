@@ -44,6 +44,17 @@ struct opt_spec {
 	const char *help; /* what it does; '\n' between lines */
 };
 
+/*
+ * The words an option's value is one of (--mode: native, generic), as the
+ * table its parser takes: a command lists its options' in its spec
+ * (cli.h), for `xdp-rl help --options`, the shell completion and the
+ * tests. A table ends with { NULL }.
+ */
+struct opt_words {
+	const char *opt; /* the option's name, without the leading "--" */
+	const struct word *words;
+};
+
 /* The option named @name in @opts (exactly, no abbreviation), or NULL. */
 const struct opt_spec *opt_find(const struct opt_spec *opts, const char *name);
 /* The option with id @id in @opts, or NULL. */

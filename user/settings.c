@@ -83,6 +83,15 @@ const struct opt_spec settings_set_opts[] = {
 	{ NULL },
 };
 
+/* The words of load's and set's options that take one: the tables settings_option parses with. */
+const struct opt_words settings_words[] = {
+	{ "on-table-full", on_full_words },
+	{ "proto", proto_words },
+	{ "link-local", link_local_words },
+	{ "mode", mode_words },
+	{ NULL },
+};
+
 void settings_init(struct settings *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -53,6 +53,8 @@ enum {
 /* `load`'s options and `set`'s, with their help (their commands' specs). */
 extern const struct opt_spec settings_load_opts[];
 extern const struct opt_spec settings_set_opts[];
+/* The words of those options that take one (set has some of them). */
+extern const struct opt_words settings_words[];
 
 /* What `load` and `set` were asked for; has_* tell what was given. */
 struct settings {
