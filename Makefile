@@ -8,7 +8,10 @@
 #   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
 #   make demo       a flood against a well-behaved source, in namespaces
 #   make bench      per-packet cost and memory (see README)
-#   make install    copy xdp-rl to $(PREFIX)/sbin
+#   make install    the binary, man page, completion, units, examples under
+#                   $(PREFIX) (/usr/local), in $(DESTDIR); make uninstall
+#   make deb        a Debian package, build/xdp-rl_$(VERSION)_ARCH.deb
+#   make man        doc/xdp-rl.8 from doc/xdp-rl.8.scd (scdoc)
 #   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
 #   make crash-test every step of every state change killed (make test: a sample)
 #   make fuzz       each libFuzzer target for FUZZ_SECONDS (default 600; make test: 10)
@@ -49,18 +52,26 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all test unit model-test e2e crash-test demo bench install clean deps \
-	lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build
+.PHONY: all test unit model-test e2e crash-test demo bench install uninstall clean deps \
+	lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build \
+	man check-man deb
 
 WARN       := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
               -Wno-unused-parameter -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -O2 -g
 # Paths are built from bounded parts; truncation warnings on them are noise.
-USER_CFLAGS = $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
+USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
               -Iinclude -I$(BUILD) -MMD -MP $(SAN_FLAGS)
 # One file to copy: libbpf, libelf, zlib and libcap are linked statically.
+# STATIC=0 links them dynamically, as a distribution's package does (make
+# deb): its dependencies then say which libraries it takes.
+STATIC      ?= 1
+ifeq ($(STATIC),1)
 STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
+else
+STATIC_LIBS := -lbpf -lcap
+endif
 # libmicrohttpd (the exporter's HTTP server) is linked dynamically: Debian's
 # is built with GnuTLS, whose static libraries Debian does not ship.
 LDLIBS      := $(STATIC_LIBS) -lmicrohttpd
@@ -125,7 +136,7 @@ $(BUILD)/user/%.o: user/%.c $(SKEL)
 
 $(BIN): $(USER_OBJ)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 # The crash test's xdp-rl: the same, with its kill points live (user/fault.h).
 # Built for the tests only, never installed.
@@ -138,7 +149,7 @@ $(BUILD)/user/fault-on.o: user/fault.c
 
 $(FAULT_BIN): $(filter-out $(BUILD)/user/fault.o,$(USER_OBJ)) $(BUILD)/user/fault-on.o
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 # ---- make unit (tests/unit) ----
 # build/test_user: user-space code alone (no root, no kernel). build/test_prog:
@@ -172,11 +183,11 @@ $(UNIT_LIB): $(UNIT_LIB_OBJ)
 
 $(UNIT_BIN): $(UNIT_PROG_OBJ) $(UNIT_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
 $(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 -include $(USER_OBJ:.o=.d) $(UNIT_PROG_OBJ:.o=.d) $(UNIT_USER_OBJ:.o=.d)
 
@@ -267,7 +278,7 @@ $(BENCH_DIR)/%.o: tests/bench/%.c $(SKEL) $(BENCH_SKELS)
 # The bench loads xdp-rl's program as `xdp-rl load` does (user/skel.c).
 $(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/skel.o
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
 -include $(BENCH_OBJ:.o=.d)
 
@@ -383,8 +394,55 @@ lint-layers:
 	$(call msg,LAYERS,user/)
 	$(Q)scripts/check-layers.sh
 
+# ---- make install, make uninstall ----
+# Under PREFIX (/usr/local), in DESTDIR (a staging folder, empty for the
+# running system); each folder may be set on its own, as debian/rules does
+# (the units' folder: systemd looks in /usr/local/lib/systemd/system too).
+# The units run $(SBINDIR)/xdp-rl. uninstall removes the files install
+# made, and the folders that are xdp-rl's alone.
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/xdp-rl
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+UNITS       := xdp-rl@.service xdp-rl-exporter.service xdp-rl-fleet@.service
+EXAMPLES    := $(wildcard doc/examples/*)
+
 install: $(BIN)
-	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/sbin/xdp-rl
+	install -D -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/xdp-rl
+	install -D -m 0644 doc/xdp-rl.8 $(DESTDIR)$(MANDIR)/man8/xdp-rl.8
+	install -D -m 0644 completion/xdp-rl $(DESTDIR)$(BASHCOMPDIR)/xdp-rl
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
+	$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/$(u).in \
+		> '$(DESTDIR)$(UNITDIR)/$(u)' && chmod 0644 '$(DESTDIR)$(UNITDIR)/$(u)' &&) true
+	install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/xdp-rl $(DESTDIR)$(MANDIR)/man8/xdp-rl.8 \
+		$(DESTDIR)$(BASHCOMPDIR)/xdp-rl $(foreach u,$(UNITS),'$(DESTDIR)$(UNITDIR)/$(u)') \
+		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES)))
+	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
+# ---- the man page: doc/xdp-rl.8.scd, and the page made from it ----
+# The page is committed, so that a build needs no scdoc. Its date is the
+# latest release's, from debian/changelog, so that making it again gives
+# the same page. make check-man: is it what its source makes?
+SCDOC    ?= scdoc
+MAN_DATE = $(shell date -d "$$(sed -n 's/^ -- .*>  //p' debian/changelog | head -1)" +%s 2>/dev/null)
+
+$(BUILD)/xdp-rl.8: doc/xdp-rl.8.scd debian/changelog
+	$(call msg,SCDOC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)command -v $(SCDOC) >/dev/null || { \
+		echo "make: scdoc is not installed (sudo make deps, or apt-get install scdoc)" >&2; exit 1; }
+	$(Q)SOURCE_DATE_EPOCH=$(MAN_DATE) $(SCDOC) < $< > $@
+
+man: $(BUILD)/xdp-rl.8
+	$(Q)cp $< doc/xdp-rl.8
+
+check-man: $(BUILD)/xdp-rl.8
+	$(Q)cmp -s $< doc/xdp-rl.8 || { \
+		echo "make: doc/xdp-rl.8 is not what doc/xdp-rl.8.scd makes: run 'make man'" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)
