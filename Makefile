@@ -444,5 +444,27 @@ check-man: $(BUILD)/xdp-rl.8
 	$(Q)cmp -s $< doc/xdp-rl.8 || { \
 		echo "make: doc/xdp-rl.8 is not what doc/xdp-rl.8.scd makes: run 'make man'" >&2; exit 1; }
 
+# ---- make deb: a Debian package (debian/), built with debhelper ----
+# From a copy of the tree in build/deb (dpkg-buildpackage cleans the tree it
+# builds in and writes beside it), so the tree itself is left alone; the
+# package is copied to build/. It needs debhelper and dpkg-dev
+# (scripts/deps.sh --check --deb says what is missing).
+DEB_DIR  := build/deb
+DEB_ARCH  = $(shell dpkg --print-architecture)
+DEB_FILE  = build/xdp-rl_$(VERSION)_$(DEB_ARCH).deb
+
+deb:
+	$(Q)m=$$(scripts/deps.sh --check --deb) || { \
+		echo "make: cannot build the package: Debian packages missing ($${m#missing: })." >&2; \
+		echo "make: install them with 'sudo make deps'." >&2; exit 1; }
+	$(call msg,DEB,$(DEB_FILE))
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/xdp-rl-$(VERSION)
+	$(Q)tar -c --exclude-vcs --exclude-vcs-ignores --exclude=./build . | \
+		tar -x -C $(DEB_DIR)/xdp-rl-$(VERSION)
+	$(Q)cd $(DEB_DIR)/xdp-rl-$(VERSION) && \
+		dpkg-buildpackage -b -us -uc -jauto $(if $(filter 1,$(V)),,>../build.log 2>&1) || { \
+		echo "make: dpkg-buildpackage failed: see $(DEB_DIR)/build.log" >&2; exit 1; }
+	$(Q)cp $(DEB_DIR)/$(notdir $(DEB_FILE)) $(DEB_FILE)
+
 clean:
 	rm -rf $(BUILD)

@@ -4,6 +4,7 @@
 #   scripts/deps.sh                   install what is missing (needs root)
 #   scripts/deps.sh --check           exit 1 if something is missing, install nothing
 #   scripts/deps.sh --check --build   the same, for what `make` needs to build only
+#   scripts/deps.sh --check --deb     the same, for what `make deb` needs
 # `make` checks (--check --build) and never installs; `make deps`, `make test`,
 # `make demo` and `make lint` run this first (see HACKING.md).
 set -euo pipefail
@@ -22,23 +23,36 @@ RUN_PKGS=(
 	nftables iptables ethtool curl
 	libclang-rt-dev
 )
+# make deb (debian/): debhelper, and lintian, which the tests run on it.
+DEB_PKGS=(
+	debhelper dpkg-dev fakeroot lintian
+)
+# The tests of what an operator installs: scdoc makes the man page again
+# (make check-man), man and groff render it, systemd-analyze verifies the
+# units, bash-completion is what the completion is written for.
+DOC_PKGS=(
+	scdoc man-db groff-base systemd bash-completion
+)
 # make lint: clang-tools gives scan-build (a perl script), git the file list.
 LINT_PKGS=(
 	clang-format clang-tools perl cppcheck shellcheck git
 )
 
-check=0 build=0
+check=0 build=0 deb=0
 for a in "$@"; do
 	case $a in
 	--check) check=1 ;;
 	--build) build=1 ;;
-	*) echo "usage: $0 [--check [--build]]" >&2; exit 2 ;;
+	--deb) deb=1 ;;
+	*) echo "usage: $0 [--check [--build | --deb]]" >&2; exit 2 ;;
 	esac
 done
 if [ "$build" -eq 1 ]; then
 	PKGS=("${BUILD_PKGS[@]}")
+elif [ "$deb" -eq 1 ]; then
+	PKGS=("${BUILD_PKGS[@]}" "${DEB_PKGS[@]}")
 else
-	PKGS=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}" "${LINT_PKGS[@]}")
+	PKGS=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}" "${DEB_PKGS[@]}" "${DOC_PKGS[@]}" "${LINT_PKGS[@]}")
 fi
 
 missing=()
