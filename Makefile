@@ -385,8 +385,8 @@ lint-cppcheck: | $(DEPS_OK)
 		-Iinclude -Iuser $$(git ls-files 'user/*.[ch]' 'tests/*.[ch]' 'include/*.h' ':!:*.bpf.c')
 
 lint-shell: | $(DEPS_OK)
-	$(call msg,SHCHECK,scripts/*.sh .ci/run)
-	$(Q)$(SHELLCHECK) scripts/*.sh .ci/run
+	$(call msg,SHCHECK,scripts/*.sh .ci/run completion/xdp-rl)
+	$(Q)$(SHELLCHECK) scripts/*.sh .ci/run completion/xdp-rl
 
 # No file of user/ includes command code unless it is a command; the bottom
 # layer includes nothing above it.
@@ -446,8 +446,9 @@ check-man: $(BUILD)/xdp-rl.8
 
 # ---- make deb: a Debian package (debian/), built with debhelper ----
 # From a copy of the tree in build/deb (dpkg-buildpackage cleans the tree it
-# builds in and writes beside it), so the tree itself is left alone; the
-# package is copied to build/. It needs debhelper and dpkg-dev
+# builds in and writes beside it), so the tree itself is left alone, and
+# without this make's variables (the package builds as debian/rules says);
+# the package is copied to build/. It needs debhelper and dpkg-dev
 # (scripts/deps.sh --check --deb says what is missing).
 DEB_DIR  := build/deb
 DEB_ARCH  = $(shell dpkg --print-architecture)
@@ -461,7 +462,7 @@ deb:
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/xdp-rl-$(VERSION)
 	$(Q)tar -c --exclude-vcs --exclude-vcs-ignores --exclude=./build . | \
 		tar -x -C $(DEB_DIR)/xdp-rl-$(VERSION)
-	$(Q)cd $(DEB_DIR)/xdp-rl-$(VERSION) && \
+	$(Q)cd $(DEB_DIR)/xdp-rl-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		dpkg-buildpackage -b -us -uc -jauto $(if $(filter 1,$(V)),,>../build.log 2>&1) || { \
 		echo "make: dpkg-buildpackage failed: see $(DEB_DIR)/build.log" >&2; exit 1; }
 	$(Q)cp $(DEB_DIR)/$(notdir $(DEB_FILE)) $(DEB_FILE)

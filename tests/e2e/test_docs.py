@@ -1,0 +1,471 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""What an operator reads and types agrees with the CLI: `xdp-rl help`,
+README's command block, the man page (doc/xdp-rl.8.scd) and the bash
+completion (completion/xdp-rl) name every command, subcommand, option and
+option word that `xdp-rl help --options` lists (the commands' own specs),
+and nothing it does not. Each disagreement is named with the file and what
+to change. Then the man page renders, and is what its source makes; the
+completion completes interfaces, namespaces and files; the versions agree.
+Only the namespace case needs root."""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+import pytest
+
+import rlbed
+from rlbed import run, run_ok
+
+ROOT = rlbed.ROOT
+MAN_SRC = os.path.join(ROOT, "doc", "xdp-rl.8.scd")
+MAN_PAGE = os.path.join(ROOT, "doc", "xdp-rl.8")
+COMPLETION = os.path.join(ROOT, "completion", "xdp-rl")
+BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
+UNITS = os.path.join(ROOT, "systemd")
+# Option values completed with file names.
+FILE_ARGS = {"FILE", "PATH"}
+
+
+@dataclass
+class Option:
+    arg: str = None
+    words: list = field(default_factory=list)
+
+
+@dataclass
+class Spec:
+    """`xdp-rl help --options`, parsed."""
+    commands: list = field(default_factory=list)
+    subcommands: dict = field(default_factory=dict)   # command -> [sub]
+    options: dict = field(default_factory=dict)       # command -> {"--opt": Option}
+    globals: dict = field(default_factory=dict)       # "-n"/"--netns" -> arg or None
+
+
+def cli_spec(xdp_rl):
+    out = run_ok([xdp_rl, "help", "--options"]).stdout
+    spec = Spec()
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "global":
+            spec.globals[f[1]] = f[2] if len(f) > 2 else None
+        elif f[0] == "command":
+            spec.commands.append(f[1])
+            spec.subcommands[f[1]] = []
+            spec.options[f[1]] = {}
+        elif f[0] == "subcommand":
+            spec.subcommands[f[1]].append(f[2])
+        elif f[0] == "option":
+            spec.options[f[1]][f[2]] = Option(f[3] if len(f) > 3 else None,
+                                               f[4].split() if len(f) > 4 else [])
+        else:
+            pytest.fail(f"'xdp-rl help --options' printed an unknown line: {line!r}")
+    assert spec.commands and "load" in spec.commands, out
+    return spec
+
+
+@pytest.fixture(scope="module")
+def spec(xdp_rl):
+    return cli_spec(xdp_rl)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+# ---- the command list of `xdp-rl help`, and README's copy of it --------------
+
+def command_lines(block, commands):
+    """{command: its lines' text} from a command list ("  load   IFACE ...",
+    continued by lines indented further); a name not in @commands is kept too."""
+    got, cur = {}, None
+    for line in block.splitlines():
+        m = re.match(r"^  (\S+)", line)
+        if m:
+            cur = m.group(1)
+            got[cur] = got.get(cur, "") + line + "\n"
+        elif cur and line.startswith("   "):
+            got[cur] += line + "\n"
+    return got
+
+
+def check_command_list(where, block, spec, problems):
+    listed = command_lines(block, spec.commands)
+    for cmd in spec.commands:
+        if cmd not in listed:
+            problems.append(f"{where}: no line for the command '{cmd}'")
+            continue
+        for opt in spec.options[cmd]:
+            if not re.search(rf"{re.escape(opt)}\b(?!-)", listed[cmd]):
+                problems.append(f"{where}: '{cmd}' does not show {opt} (its forms in "
+                                f"user/cmd_{cmd}.c, or the settings' in user/settings.c)")
+        for sub in spec.subcommands[cmd]:
+            if not re.search(rf"^  {cmd}\s+{sub}\b", listed[cmd], re.M):
+                problems.append(f"{where}: no line for '{cmd} {sub}'")
+    for cmd in listed:
+        if cmd not in spec.commands:
+            problems.append(f"{where}: lists '{cmd}', which is not a command of xdp-rl")
+
+
+def help_problems(xdp_rl, spec):
+    problems = []
+    out = run_ok([xdp_rl, "help"]).stdout
+    check_command_list("'xdp-rl help'", out.split("commands:\n", 1)[1].split("\n\n", 1)[0],
+                       spec, problems)
+    for g in spec.globals:
+        if g not in ("-h", "--help") and not re.search(rf"^  .*{re.escape(g)}\b", out, re.M):
+            problems.append(f"'xdp-rl help': the global option {g} is not listed")
+    for cmd in spec.commands:
+        text = run_ok([xdp_rl, "help", cmd]).stdout
+        for opt, o in spec.options[cmd].items():
+            if not re.search(rf"^  {re.escape(opt)}\b", text, re.M):
+                problems.append(f"'xdp-rl help {cmd}': no line for {opt}")
+            # A synopsis that shows the words (--mode native|generic) names
+            # the same ones as the spec, which completion and the man page follow.
+            m = re.search(rf"{re.escape(opt)} ([a-z][a-z0-9-]*(?:\|[a-z][a-z0-9-]*)+)\b", text)
+            if m and m.group(1).split("|") != o.words:
+                problems.append(f"'xdp-rl help {cmd}' shows {opt} {m.group(1)}, but 'xdp-rl "
+                                f"help --options' gives it the words {o.words}: name the "
+                                f"table its parser takes in the command's .words "
+                                f"(struct opt_words)")
+    return problems
+
+
+def readme_problems(spec):
+    problems = []
+    readme = read(os.path.join(ROOT, "README.md"))
+    if "## Commands\n\n```\n" not in readme:
+        return ["README.md: no '## Commands' section with a command block"]
+    block = readme.split("## Commands\n\n```\n", 1)[1].split("```", 1)[0]
+    check_command_list("README.md's command block ('xdp-rl help' pasted)", block, spec, problems)
+    return problems
+
+
+# ---- the man page's source -----------------------------------------------------
+
+def man_sections(text):
+    """{"COMMANDS": body, ...} of the '# ' sections, and {"load": body} of the
+    '## ' subsections of COMMANDS."""
+    sections = dict(re.findall(r"^# (.+)\n((?:(?!# ).*\n?)*)", text, re.M))
+    commands = dict(re.findall(r"^## (\S+)\n((?:(?!##? ).*\n?)*)", sections.get("COMMANDS", ""),
+                               re.M))
+    return sections, commands
+
+
+def man_terms(body):
+    """{"--opt": its term line and description} of the definition lists of @body:
+    a line of bold options ("*--dry-run*, *--enforce*") and the indented lines below."""
+    terms = {}
+    lines = body.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"^\*-", line):
+            continue
+        desc = [line]
+        for nxt in lines[i + 1:]:
+            if not nxt.startswith("\t"):
+                break
+            desc.append(nxt)
+        for opt in re.findall(r"\*(--?[a-z0-9-]+)\*", line):
+            terms[opt] = "\n".join(desc)
+    return terms
+
+
+def man_problems(spec, source=MAN_SRC):
+    problems = []
+    where = "doc/xdp-rl.8.scd"
+    sections, commands = man_sections(read(source))
+    for title in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "COMMANDS", "FILES",
+                  "ENVIRONMENT", "EXIT STATUS", "EXAMPLES", "SEE ALSO"):
+        if title not in sections:
+            problems.append(f"{where}: no '# {title}' section")
+    globals_ = man_terms(sections.get("OPTIONS", ""))
+    for g in spec.globals:
+        if g not in globals_:
+            problems.append(f"{where}: '# OPTIONS' does not describe the global option {g}")
+    for cmd in spec.commands:
+        if cmd not in commands:
+            problems.append(f"{where}: no '## {cmd}' section under '# COMMANDS' (its synopsis, "
+                            f"what it does, and its options)")
+            continue
+        body = commands[cmd]
+        terms = man_terms(body)
+        for opt, o in spec.options[cmd].items():
+            if opt not in terms:
+                problems.append(f"{where}: '## {cmd}' does not describe {opt} (a line "
+                                f"'*{opt}*{' _' + o.arg + '_' if o.arg else ''}' with its "
+                                f"description indented below)")
+                continue
+            for w in o.words:
+                if f"*{w}*" not in terms[opt]:
+                    problems.append(f"{where}: '## {cmd}': {opt} does not name its word "
+                                    f"'{w}' (as *{w}*)")
+        for opt in terms:
+            if opt not in spec.options[cmd]:
+                problems.append(f"{where}: '## {cmd}' describes {opt}, which "
+                                f"'xdp-rl {cmd}' does not take")
+        for sub in spec.subcommands[cmd]:
+            if not re.search(rf"^\*{cmd} {sub}\*", body, re.M):
+                problems.append(f"{where}: '## {cmd}' has no synopsis line '*{cmd} {sub}* ...'")
+    for cmd in commands:
+        if cmd not in spec.commands:
+            problems.append(f"{where}: '## {cmd}' describes a command xdp-rl does not have")
+    return problems
+
+
+# ---- the completion ----------------------------------------------------------
+
+def complete(queries, cwd=None, completion=COMPLETION):
+    """What the completion offers for each query (the words after 'xdp-rl', the
+    last the one being completed): a set of words each."""
+    if not os.path.exists(BASH_COMPLETION):
+        pytest.skip("bash-completion is not installed (scripts/deps.sh installs it)")
+    script = [
+        f"source {shlex.quote(BASH_COMPLETION)}",
+        f"source {shlex.quote(completion)}",
+        'q() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*";'
+        ' COMP_POINT=${#COMP_LINE}; COMPREPLY=();'
+        ' _xdp_rl xdp-rl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}";'
+        " local IFS=$'\\t'; printf '%s\\n' \"${COMPREPLY[*]}\"; }",
+    ]
+    script += ["q xdp-rl " + " ".join(shlex.quote(str(w)) for w in q) for q in queries]
+    r = subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)],
+                       capture_output=True, text=True, timeout=60, cwd=cwd)
+    assert r.returncode == 0 and r.stderr == "", r
+    lines = r.stdout.split("\n")[:-1]
+    assert len(lines) == len(queries), r.stdout
+    return [set(line.split("\t")) - {""} for line in lines]
+
+
+def host_ifaces():
+    return set(os.listdir("/sys/class/net"))
+
+
+def completion_problems(spec, tmp_path, completion=COMPLETION):
+    where = "completion/xdp-rl"
+    problems = []
+    (tmp_path / "zz-file.conf").write_text("")
+    queries, checks = [], []
+
+    def ask(words, check):
+        queries.append(words)
+        checks.append(check)
+
+    globals_ = set(spec.globals)
+    ask(["-"], lambda got: [f"{where}: 'xdp-rl -<TAB>' offers {sorted(got)}, the global "
+                            f"options are {sorted(globals_)} (_xdp_rl)"] if got != globals_ else [])
+    cmds = set(spec.commands)
+    ask([""], lambda got: [f"{where}: 'xdp-rl <TAB>' lacks {c} (_xdp_rl_commands)"
+                           for c in sorted(cmds - got)] +
+        [f"{where}: 'xdp-rl <TAB>' offers {c}, which is not a command (_xdp_rl_commands)"
+         for c in sorted(got - cmds)])
+    for cmd in spec.commands:
+        want = set(spec.options[cmd]) | {"--help"}
+        ask([cmd, "--"], lambda got, cmd=cmd, want=want:
+            [f"{where}: 'xdp-rl {cmd} --<TAB>' lacks {o} (_xdp_rl_options)"
+             for o in sorted(want - got)] +
+            [f"{where}: 'xdp-rl {cmd} --<TAB>' offers {o}, which 'xdp-rl {cmd}' does not "
+             f"take (_xdp_rl_options)" for o in sorted(got - want)])
+        if spec.subcommands[cmd]:
+            subs = set(spec.subcommands[cmd])
+            ask([cmd, ""], lambda got, cmd=cmd, subs=subs:
+                [f"{where}: 'xdp-rl {cmd} <TAB>' offers {sorted(got)}, its subcommands are "
+                 f"{sorted(subs)} (_xdp_rl_positional)"] if got != subs else [])
+        for opt, o in spec.options[cmd].items():
+            if not o.arg:
+                continue
+            if o.words:
+                want_w = set(o.words)
+                ask([cmd, opt, ""], lambda got, cmd=cmd, opt=opt, want_w=want_w:
+                    [f"{where}: 'xdp-rl {cmd} {opt} <TAB>' offers {sorted(got)}, its words are "
+                     f"{sorted(want_w)} (_xdp_rl_value)"] if got != want_w else [])
+            elif o.arg in FILE_ARGS:
+                ask([cmd, opt, "zz-"], lambda got, cmd=cmd, opt=opt:
+                    [f"{where}: 'xdp-rl {cmd} {opt} zz-<TAB>' offers {sorted(got)}, not the "
+                     f"file zz-file.conf: {opt} takes a file name (_xdp_rl_value: _filedir)"]
+                    if got != {"zz-file.conf"} else [])
+            else:
+                ask([cmd, opt, ""], lambda got, cmd=cmd, opt=opt:
+                    [f"{where}: 'xdp-rl {cmd} {opt} <TAB>' offers {sorted(got)[:4]}...: it "
+                     f"does not know that {opt} takes a value (end it with '=' in "
+                     f"_xdp_rl_options)"] if got else [])
+    for got, check in zip(complete(queries, cwd=tmp_path, completion=completion), checks):
+        problems += check(got)
+    return problems
+
+
+# ---- the units' command lines ----------------------------------------------------
+
+def unit_command_lines():
+    """(unit, the words of each Exec*= line) of systemd/*.in."""
+    for name in sorted(os.listdir(UNITS)):
+        for line in read(os.path.join(UNITS, name)).splitlines():
+            m = re.match(r"^(Exec\w+)=(.*)$", line)
+            if m:
+                yield name, m.group(1), m.group(2).split()
+
+
+def unit_problems(spec):
+    problems = []
+    for unit, key, words in unit_command_lines():
+        where = f"systemd/{unit} ({key})"
+        if words[0] != "@SBINDIR@/xdp-rl":
+            problems.append(f"{where}: runs {words[0]}, not @SBINDIR@/xdp-rl")
+            continue
+        i = 1
+        while i < len(words) and words[i] in spec.globals:
+            i += 2 if spec.globals[words[i]] else 1
+        cmd = words[i] if i < len(words) else None
+        if cmd == "fleet" and cmd not in spec.commands:
+            # The fleet agent (issue 14) may land after its unit: until it is
+            # a command, its unit's line cannot be checked.
+            continue
+        if cmd not in spec.commands:
+            problems.append(f"{where}: runs 'xdp-rl {cmd}', which is not a command")
+            continue
+        for w in words[i + 1:]:
+            if w.startswith("--") and w.split("=")[0] not in spec.options[cmd]:
+                problems.append(f"{where}: 'xdp-rl {cmd}' does not take {w}")
+    return problems
+
+
+def test_help_readme_man_completion_and_units_agree_with_the_cli(xdp_rl, spec, tmp_path):
+    """The CLI's specs, through `xdp-rl help --options`, are the truth; every
+    place that names commands and options is compared with them."""
+    problems = (help_problems(xdp_rl, spec) + readme_problems(spec) + man_problems(spec) +
+                completion_problems(spec, tmp_path) + unit_problems(spec))
+    assert not problems, \
+        "what xdp-rl's commands and options are, according to 'xdp-rl help --options', " \
+        "is not what these say:\n  " + "\n  ".join(problems)
+
+
+def test_the_checks_see_what_is_missing(spec, tmp_path):
+    """The comparison itself fails when a place lacks something (an option
+    taken out of the man page's source and of the completion's lists)."""
+    man, comp = tmp_path / "xdp-rl.8.scd", tmp_path / "xdp-rl"
+    man.write_text(read(MAN_SRC).replace("*--mode* *native*|*generic*", "*--mod*"))
+    comp.write_text(read(COMPLETION).replace(" --mode=", " "))
+    got_man = man_problems(spec, str(man))
+    got_comp = completion_problems(spec, tmp_path, str(comp))
+    assert "doc/xdp-rl.8.scd: '## load' does not describe --mode (a line '*--mode* _MODE_' " \
+        "with its description indented below)" in got_man, got_man
+    assert "doc/xdp-rl.8.scd: '## load' describes --mod, which 'xdp-rl load' does not take" \
+        in got_man, got_man
+    assert "completion/xdp-rl: 'xdp-rl load --<TAB>' lacks --mode (_xdp_rl_options)" \
+        in got_comp, got_comp
+    assert any(p.startswith("completion/xdp-rl: 'xdp-rl load --mode <TAB>' offers ")
+               for p in got_comp), got_comp
+    assert len(got_man) == 2 and len(got_comp) == 2, (got_man, got_comp)
+
+
+# ---- the man page --------------------------------------------------------------
+
+def test_man_page_is_made_from_its_source():
+    """doc/xdp-rl.8 is committed; it must be what scdoc makes of its source."""
+    if not shutil.which("scdoc"):
+        pytest.skip("scdoc is not installed (scripts/deps.sh installs it)")
+    r = run(["make", "-C", ROOT, "--no-print-directory", "-s", "check-man"], timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_man_page_renders(spec):
+    for tool in ("man", "groff"):
+        if not shutil.which(tool):
+            pytest.skip(f"'{tool}' is not installed (scripts/deps.sh installs it)")
+    env = dict(os.environ, LC_ALL="C.UTF-8", MANWIDTH="80")
+    r = run(["groff", "-man", "-Tutf8", "-ww", "-z", MAN_PAGE], env=env)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r
+    r = run(["man", "--warnings", "-l", MAN_PAGE], env=env)
+    assert r.returncode == 0 and r.stderr == "", r
+    text = re.sub(r".\x08", "", r.stdout)
+    assert text.startswith("xdp-rl(8)"), text[:200]
+    for title in ("NAME", "SYNOPSIS", "COMMANDS", "FILES", "EXIT STATUS", "EXAMPLES"):
+        assert re.search(rf"^{title}$", text, re.M), title
+    for cmd in spec.commands:
+        assert re.search(rf"^   {cmd}$", text, re.M), f"no '{cmd}' subsection in:\n{text}"
+
+
+def makefile_version():
+    return re.search(r"^VERSION\s*:?=\s*(\S+)", read(os.path.join(ROOT, "Makefile")), re.M).group(1)
+
+
+def test_versions_agree(xdp_rl):
+    """The Makefile's VERSION is the binary's, the man page's and the package's."""
+    v = makefile_version()
+    assert run_ok([xdp_rl, "--version"]).stdout.startswith(f"xdp-rl {v} "), v
+    first = read(MAN_SRC).splitlines()[0]
+    assert first == f'xdp-rl(8) "xdp-rl {v}"', \
+        f"doc/xdp-rl.8.scd begins {first!r}: write 'xdp-rl {v}' there and run 'make man'"
+    changelog = read(os.path.join(ROOT, "debian", "changelog")).splitlines()[0]
+    assert changelog.startswith(f"xdp-rl ({v}) "), \
+        f"debian/changelog's latest entry is {changelog!r}, not version {v} (dch -v {v})"
+
+
+def test_example_config_is_valid(xdp_rl):
+    """The config installed as an example is one apply takes."""
+    for name in os.listdir(os.path.join(ROOT, "doc", "examples")):
+        if name.endswith(".conf"):
+            r = run([xdp_rl, "apply", "--check", os.path.join(ROOT, "doc", "examples", name)])
+            assert r.returncode == 0 and ": good:" in r.stdout, r
+
+
+# ---- the completion, beyond the lists ------------------------------------------
+
+def test_completion_interfaces_files_and_positions(tmp_path):
+    (tmp_path / "eth0.conf").write_text("")
+    (tmp_path / "rules.txt").write_text("")
+    ifaces = host_ifaces()
+    got = complete([
+        ["load", ""],                              # the first argument: an interface
+        ["load", "--limit", "5", ""],              # after an option's value: still it
+        ["load", "--limit=5", ""],
+        ["load", "lo", ""],                        # then nothing
+        ["lo", ""],                                # a command's unambiguous prefix
+        ["s", "-"],                                # an ambiguous one: nothing
+        ["load", "lo", "--mode=g"],                # --opt=word
+        ["set", "lo", "--on", ""],                 # --on is not an option: no value
+        ["rule", "add", ""],                       # rule SUB IFACE
+        ["rule", "add", "lo", "198.18.0.0/24", "--pro"],
+        ["apply", ""],                             # a file
+        ["apply", "--check", "eth"],
+        ["load", "lo", "--rules", "ru"],
+        ["help", "st"],
+        ["-v", "unl"],
+        ["--netns=zz", "-v", "help", ""],
+        ["load", "lo", "--mode", "native", "--f"],
+    ], cwd=tmp_path)
+    assert got[0] == ifaces and "lo" in ifaces
+    assert got[1] == ifaces and got[2] == ifaces
+    assert got[3] == set()
+    assert got[4] == ifaces
+    assert got[5] == set()
+    assert got[6] == {"generic"}
+    assert got[7] == set()
+    assert got[8] == ifaces
+    assert got[9] == {"--proto"}
+    assert got[10] == {"eth0.conf", "rules.txt"}
+    assert got[11] == {"eth0.conf"}
+    assert got[12] == {"rules.txt"}
+    assert got[13] == {"status", "stats"}
+    assert got[14] == {"unload"}
+    assert got[15] == set(cli_spec(rlbed.BIN).commands)
+    assert got[16] == {"--force"}
+
+
+def test_completion_interfaces_of_the_namespace(privileged):
+    """-n NETNS: its namespaces, then the interfaces of the one named."""
+    ns, link = f"{rlbed.new_tag()}-cmp", f"zz{os.getpid() % 10000}-c"
+    run_ok(["ip", "netns", "add", ns])
+    try:
+        run_ok(["ip", "-n", ns, "link", "add", link + "a", "type", "veth", "peer", "name",
+                link + "b"])
+        got = complete([["-n", ""], ["-n", ns, "load", ""], ["--netns", ns, "rule", "del", ""],
+                        ["-n", ns, "load", link[:3]]])
+        assert ns in got[0]
+        assert got[1] == {"lo", link + "a", link + "b"}, got[1]
+        assert got[2] == got[1]
+        assert got[3] == {link + "a", link + "b"}
+    finally:
+        run(["ip", "netns", "del", ns])
