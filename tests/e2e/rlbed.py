@@ -49,6 +49,14 @@ def run_ok(argv, **kw):
     return r
 
 
+def make(*args, timeout=300):
+    """`make -s ARGS` in the tree, as a user would run it: not with the
+    variables and jobserver of the make that runs the tests."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return run(["make", "-C", ROOT, "--no-print-directory", "-s", *args], timeout=timeout,
+               env=env)
+
+
 def privilege_problem():
     """Why these tests cannot run here, or None."""
     if os.geteuid() != 0:

@@ -366,7 +366,7 @@ def test_man_page_is_made_from_its_source():
     """doc/xdp-rl.8 is committed; it must be what scdoc makes of its source."""
     if not shutil.which("scdoc"):
         pytest.skip("scdoc is not installed (scripts/deps.sh installs it)")
-    r = run(["make", "-C", ROOT, "--no-print-directory", "-s", "check-man"], timeout=60)
+    r = rlbed.make("check-man", timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

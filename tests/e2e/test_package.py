@@ -9,12 +9,11 @@ stand-in that records what it was asked."""
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 
 import rlbed
-from rlbed import run, run_ok
+from rlbed import make, run, run_ok
 
 ROOT = rlbed.ROOT
 
@@ -37,10 +36,6 @@ def files_under(top):
         for n in names:
             found.add(os.path.relpath(os.path.join(d, n), top))
     return found
-
-
-def make(*args, timeout=300):
-    return run(["make", "-C", ROOT, "--no-print-directory", "-s", *args], timeout=timeout)
 
 
 @pytest.mark.parametrize("prefix,unitdir", [(None, None), ("/usr", "/lib/systemd/system")],

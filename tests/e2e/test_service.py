@@ -98,8 +98,8 @@ def test_units_verify(xdp_rl, tools, tmp_path):
     writes it (the binary's path rewritten into the staging folder, where it
     is: verify checks that it exists)."""
     dest = tmp_path / "dest"
-    run_ok(["make", "-C", ROOT, "--no-print-directory", "-s", "install", f"DESTDIR={dest}",
-            f"BUILD={rlbed.BUILD}"], timeout=120)
+    r = rlbed.make("install", f"DESTDIR={dest}", f"BUILD={rlbed.BUILD}")
+    assert r.returncode == 0, r
     unit_dir = dest / "usr/local/lib/systemd/system"
     names = sorted(os.listdir(unit_dir))
     assert names == ["xdp-rl-exporter.service", "xdp-rl-fleet@.service", "xdp-rl@.service"]
