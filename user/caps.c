@@ -21,6 +21,7 @@ static const struct {
 	{ NEED_BPF, CAP_BPF, "CAP_BPF" },
 	{ NEED_NET_ADMIN, CAP_NET_ADMIN, "CAP_NET_ADMIN" },
 	{ NEED_SYS_ADMIN, CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+	{ NEED_PERFMON, CAP_PERFMON, "CAP_PERFMON" },
 };
 
 int caps_check(unsigned int need, const char *what)
@@ -38,9 +39,10 @@ int caps_check(unsigned int need, const char *what)
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		if (!(need & table[i].need))
 			continue;
-		/* A kernel older than CAP_BPF grants BPF with CAP_SYS_ADMIN. */
+		/* A kernel older than CAP_BPF and CAP_PERFMON grants both with CAP_SYS_ADMIN. */
 		if (cap_get_flag(caps, table[i].cap, CAP_EFFECTIVE, &v) || v != CAP_SET) {
-			if (table[i].cap == CAP_BPF && !CAP_IS_SUPPORTED(CAP_BPF) &&
+			if ((table[i].cap == CAP_BPF || table[i].cap == CAP_PERFMON) &&
+			    !CAP_IS_SUPPORTED(table[i].cap) &&
 			    !cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) && v == CAP_SET)
 				continue;
 			if (*missing)

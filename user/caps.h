@@ -9,6 +9,12 @@ enum {
 	NEED_BPF = 1 << 0,	 /* load programs, create and read maps */
 	NEED_NET_ADMIN = 1 << 1, /* attach to an interface */
 	NEED_SYS_ADMIN = 1 << 2, /* enter a netns, reach or mount bpffs */
+	/*
+	 * Load the XDP program: the verifier lets a program do arithmetic on
+	 * pointers to map values (the source tables' slots) only with
+	 * CAP_PERFMON beside CAP_BPF.
+	 */
+	NEED_PERFMON = 1 << 3,
 };
 
 /* 0 if every capability in @need is effective; else print which are not. */

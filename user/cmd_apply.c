@@ -71,7 +71,8 @@ static int cmd_apply(int argc, char **argv)
 		config_free(&c);
 		return EXIT_DONE;
 	}
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot apply") || apply_lock(1) < 0) {
+	if (cmd_prepare(NEED_BPF | NEED_PERFMON | NEED_NET_ADMIN, "cannot apply") ||
+	    apply_lock(1) < 0) {
 		config_free(&c);
 		return EXIT_FAIL;
 	}

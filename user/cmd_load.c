@@ -69,7 +69,8 @@ static int cmd_load(int argc, char **argv)
 		free(s.rules);
 		return r;
 	}
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot load") || apply_lock(1) < 0) {
+	if (cmd_prepare(NEED_BPF | NEED_PERFMON | NEED_NET_ADMIN, "cannot load") ||
+	    apply_lock(1) < 0) {
 		free(s.rules);
 		return EXIT_FAIL;
 	}

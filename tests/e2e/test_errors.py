@@ -219,10 +219,10 @@ def test_unprivileged_user_is_told_what_is_missing(limiter, nobody_bin):
     cases = [
         (["status"], ["CAP_BPF"]),
         (["status", "--json"], ["CAP_BPF"]),
-        (["load", bed.rx_if, "--limit", "5"], ["CAP_BPF", "CAP_NET_ADMIN"]),
+        (["load", bed.rx_if, "--limit", "5"], ["CAP_BPF", "CAP_PERFMON", "CAP_NET_ADMIN"]),
         (["-n", bed.rx, "status"], ["CAP_BPF", "CAP_SYS_ADMIN"]),
         (["-n", bed.rx, "load", bed.rx_if, "--limit", "5", "--force"],
-         ["CAP_BPF", "CAP_NET_ADMIN", "CAP_SYS_ADMIN"]),
+         ["CAP_BPF", "CAP_PERFMON", "CAP_NET_ADMIN", "CAP_SYS_ADMIN"]),
         (["-n", bed.rx, "unload", bed.rx_if], ["CAP_BPF", "CAP_NET_ADMIN", "CAP_SYS_ADMIN"]),
     ]
     for argv, caps in cases:
@@ -237,6 +237,21 @@ def test_unprivileged_user_is_told_what_is_missing(limiter, nobody_bin):
     assert r.returncode == 2 and r.stderr.startswith("xdp-rl:"), r
     r = as_nobody(nobody_bin, "load", "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage:"), r
+    assert snapshot(bed) == before
+
+
+def test_load_without_perfmon_names_it(limiter, nobody_bin):
+    """The verifier refuses the program's arithmetic on pointers into the
+    source tables without CAP_PERFMON: load says so before trying, and
+    changes nothing."""
+    bed = limiter
+    before = snapshot(bed)
+    caps = "+bpf,+net_admin,+sys_admin"
+    r = run(["setpriv", f"--inh-caps={caps}", f"--ambient-caps={caps}",
+             "--bounding-set=-perfmon", nobody_bin, "-n", bed.rx, "load", bed.rx_if,
+             "--limit", "5", "--force"])
+    assert r.returncode == 1, r
+    assert "missing capabilities CAP_PERFMON" in r.stderr, r.stderr
     assert snapshot(bed) == before
 
 
