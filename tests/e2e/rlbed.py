@@ -31,7 +31,7 @@ PY = "/usr/bin/python3"
 CMD_TIMEOUT = 30        # seconds, for any one command
 SEND_DEADLINE = 20      # sendpkts --deadline
 
-NEEDED_CAPS = {39: "CAP_BPF", 12: "CAP_NET_ADMIN", 21: "CAP_SYS_ADMIN"}
+NEEDED_CAPS = {39: "CAP_BPF", 38: "CAP_PERFMON", 12: "CAP_NET_ADMIN", 21: "CAP_SYS_ADMIN"}
 
 _tags = itertools.count()
 
