@@ -148,6 +148,15 @@ struct {
 	__type(value, __u64);
 } remote SEC(".maps");
 
+/* The fleet agent's state and counters (include/xdp_rl.h): the program never touches it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_fleet);
+} fleet SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_RL_HOT_ENTRIES_MIN); /* xdp_rl_hot_entries, at load */

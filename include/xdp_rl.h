@@ -52,7 +52,8 @@ enum xdp_rl_map_kind {
 	X(SCRATCH, scratch, XDP_RL_NEW)				\
 	X(DROPS, drops, XDP_RL_KEEP_TABLE)			\
 	X(HOT, hot, XDP_RL_KEEP_TABLE)				\
-	X(REMOTE, remote, XDP_RL_KEEP_TABLE)
+	X(REMOTE, remote, XDP_RL_KEEP_TABLE)			\
+	X(FLEET, fleet, XDP_RL_KEEP)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -373,6 +374,59 @@ XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 ind
  */
 #define XDP_RL_REMOTE_BITS 48
 #define XDP_RL_REMOTE_MASK ((1ULL << XDP_RL_REMOTE_BITS) - 1)
+
+/*
+ * The fleet agent's own state, for `stats`, `metrics` and the next agent:
+ * the one element of the `fleet` map (mmapable), written by the agent only
+ * (user/fleet.c), each word with one atomic store. Counters run from the
+ * agent's start; the program never reads or writes them.
+ *
+ * Every counter, in one list: X(ID, name, what it counts, metric), as
+ * XDP_RL_STATS: `stats` shows <name>, `metrics` exports
+ * xdp_rl_fleet_<metric>_total.
+ */
+/* clang-format off */
+#define XDP_RL_FLEET_STATS(X)							\
+	X(ROUNDS, rounds, "sync rounds that Redis answered in full", "syncs")	\
+	X(ERRORS, sync_errors, "sync rounds that failed: Redis unreachable, slow, refusing, or windows per key", \
+	  "sync_errors")							\
+	X(CONNECTS, connects, "connections made to Redis (AUTH included)", "connects") \
+	X(WINDOWS, windows_synced, "windows pushed or read, over every round", "windows_synced") \
+	X(LEFT_OUT, windows_left_out, "windows past --sync-above left out by --max-synced", \
+	  "windows_left_out")							\
+	X(COMMANDS, commands, "Redis commands sent", "redis_commands")		\
+	X(BYTES_OUT, bytes_sent, "bytes sent to Redis", "redis_bytes{direction=\"sent\"}") \
+	X(BYTES_IN, bytes_received, "bytes received from Redis", "redis_bytes{direction=\"received\"}")
+
+#define XDP_RL_FLEET_STAT_ENUM(id, name, help, metric) XDP_RL_FLEET_##id,
+enum xdp_rl_fleet_stat {
+	XDP_RL_FLEET_STATS(XDP_RL_FLEET_STAT_ENUM)
+	XDP_RL_FLEET_STAT_MAX,
+};
+#undef XDP_RL_FLEET_STAT_ENUM
+/* clang-format on */
+
+/* What the agent is doing (struct xdp_rl_fleet's state). */
+enum xdp_rl_fleet_state {
+	XDP_RL_FLEET_STOPPED,  /* no agent (or it exited cleanly) */
+	XDP_RL_FLEET_SYNCING,  /* connected, syncing every interval */
+	XDP_RL_FLEET_RETRYING, /* Redis unreachable: reconnecting with back-off */
+	XDP_RL_FLEET_PAUSED,   /* windows per key: nothing a fleet can share */
+};
+
+struct xdp_rl_fleet {
+	__u64 c[XDP_RL_FLEET_STAT_MAX]; /* enum xdp_rl_fleet_stat */
+	__u64 pid;			/* the agent's; 0: none since a clean exit */
+	__u64 pid_start;		/* its start (/proc/PID/stat, ticks since boot) */
+	__u64 state;			/* enum xdp_rl_fleet_state */
+	__u64 started_unix_ns;
+	__u64 last_sync_unix_ns; /* the last round Redis answered in full; 0: none */
+	__u64 synced;		 /* windows synced in the last round */
+	__u64 round_ns;		 /* how long the last round took: scan, Redis, writes */
+	__u64 sync_ns;		 /* --sync */
+	char redis[128];	 /* --redis, as given */
+	char group[64];		 /* --group */
+};
 
 /* ---- Settings ---------------------------------------------------------- */
 
