@@ -159,10 +159,12 @@ $(FAULT_BIN): $(filter-out $(BUILD)/user/fault.o,$(USER_OBJ)) $(BUILD)/user/faul
 # (tests/bench/wrap.bpf.c).
 UNIT_DIR       := $(BUILD)/tests
 UNIT_USER_BIN  := $(BUILD)/test_user
+# tests/unit/test_user*.c need no root and no kernel: build/test_user.
+UNIT_USER_SRC  := $(wildcard tests/unit/test_user*.c)
 UNIT_PROG_SRC  := tests/unit/harness.c tests/unit/model.c \
-                  $(filter-out tests/unit/test_user.c,$(wildcard tests/unit/test_*.c))
+                  $(filter-out $(UNIT_USER_SRC),$(wildcard tests/unit/test_*.c))
 UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
-UNIT_USER_OBJ  := $(UNIT_DIR)/unit.o $(UNIT_DIR)/test_user.o
+UNIT_USER_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_USER_SRC))
 # The CLI's objects below its commands (not main.c, cli.c, cmd_*.c) as an
 # archive: each test binary takes from it only the objects it needs (the
 # linker pulls a member only for a symbol), whatever they come to need.

@@ -3,7 +3,7 @@
 # The layers of user/ run one way (make lint runs this; see HACKING.md):
 #   commands  cmd_*.c, cmd_*.h, cli.c, cli.h, commands.h, main.c
 #   models    every other file but the bottom layer's (limiter, rules, ...)
-#   bottom    log, options, json, caps, mtable, skel, fault, audit (.c and .h)
+#   bottom    log, options, json, caps, mtable, skel, fault, audit, resp, redis (.c and .h)
 # Fails when a file that is not a command includes a command header, or a
 # bottom-layer file includes a header of user/ from outside its layer. Only
 # "..." includes of user/'s own headers count: include/xdp_rl.h and the
@@ -12,7 +12,7 @@
 set -euo pipefail
 
 dir=${1:-$(dirname "$0")/../user}
-bottom=" log options json caps mtable skel fault audit "
+bottom=" log options json caps mtable skel fault audit resp redis "
 
 is_command() {
 	case $1 in
