@@ -99,13 +99,35 @@ int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *se
 
 /* ---- drops of windows with no budget left (bpf/hot.h) ------------------------------ */
 
+int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], __u64 *need)
+{
+	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+	struct bpf_map_info info;
+	__u32 len;
+	__u64 n = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(l->fd[tables[i]], &info, &len))
+			return -1;
+		base[i] = n;
+		n += (__u64)info.max_entries * XDP_RL_BUCKET_SLOTS * l->cfg.fixed.max_layers;
+	}
+	base[XDP_RL_T_SHARED] = n;
+	*need = n + XDP_RL_MAX_RULES * XDP_RL_MAX_LAYERS;
+	return 0;
+}
+
 /*
- * The drop words of a limiter (mapped) and what each CPU holds in its hot
- * entries (read once: a command is short), for the windows shown.
+ * The drop words of a limiter and the fleet's share of its windows (both
+ * mapped), and what each CPU holds in its hot entries (read once: a
+ * command is short), for the windows shown.
  */
 struct drops_view {
 	const struct limiter *l;
-	__u64 *words;
+	__u64 *words, *remote;
 	size_t len, nwords;
 	__u64 base[XDP_RL_T_SHARED + 1];
 	struct xdp_rl_hot *pending; /* every CPU's entries, summed by window, sorted */
@@ -125,6 +147,8 @@ void drops_forget(void)
 {
 	if (dv.words)
 		munmap(dv.words, dv.len);
+	if (dv.remote)
+		munmap(dv.remote, dv.len);
 	free(dv.pending);
 	memset(&dv, 0, sizeof(dv));
 }
@@ -191,10 +215,24 @@ out:
 	return r ? -1 : 0;
 }
 
+/* A map laid out as `drops`, read only; NULL if it cannot be. */
+static __u64 *map_words(int fd, size_t nwords)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries != nwords)
+		return NULL;
+	p = mmap(NULL, (nwords * sizeof(__u64) + page - 1) / page * page, PROT_READ, MAP_SHARED, fd,
+		 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* The view of @l's drops, made on first use; NULL if they cannot be read. */
 static const struct drops_view *drops_of_limiter(const struct limiter *l)
 {
-	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
 	int ncpu = libbpf_num_possible_cpus();
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -205,27 +243,16 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 	if (dv.l == l && dv.words)
 		return &dv;
 	drops_forget();
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(l->fd[tables[i]], &info, &len))
-			return NULL;
-		dv.base[i] = n;
-		n += (__u64)info.max_entries * XDP_RL_BUCKET_SLOTS * l->cfg.fixed.max_layers;
-	}
-	dv.base[XDP_RL_T_SHARED] = n;
-	memset(&info, 0, sizeof(info));
-	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(l->fd[PIN_DROPS], &info, &len) ||
-	    info.max_entries < n + XDP_RL_MAX_RULES * XDP_RL_MAX_LAYERS)
+	if (window_words_base(l, dv.base, &n) ||
+	    bpf_obj_get_info_by_fd(l->fd[PIN_DROPS], &info, &len) || info.max_entries < n)
 		return NULL;
 	dv.nwords = info.max_entries;
 	dv.len = (dv.nwords * sizeof(__u64) + page - 1) / page * page;
-	dv.words = mmap(NULL, dv.len, PROT_READ, MAP_SHARED, l->fd[PIN_DROPS], 0);
-	if (dv.words == MAP_FAILED) {
-		dv.words = NULL;
+	dv.words = map_words(l->fd[PIN_DROPS], dv.nwords);
+	if (!dv.words)
 		return NULL;
-	}
+	/* The fleet's share: where it cannot be read, none is shown. */
+	dv.remote = map_words(l->fd[PIN_REMOTE], dv.nwords);
 	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
 	if (hot_read(l->fd[PIN_HOT], ncpu > 0 ? ncpu : 1))
 		return NULL;
@@ -274,7 +301,25 @@ __u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, _
 	return n;
 }
 
-/* Add to @src's open windows (from @st) the drops counted apart from their counts. */
+__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen)
+{
+	const struct drops_view *d = drops_of_limiter(l);
+	__u32 room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : l->cfg.fixed.max_layers;
+	__u64 k, w;
+
+	if (!d || !d->remote || !(limiter_live(l)->flags & XDP_RL_F_FLEET))
+		return 0;
+	k = xdp_rl_drops_index(d->base, t, index, layer, room);
+	if (k >= d->nwords)
+		return 0;
+	w = __atomic_load_n(&d->remote[k], __ATOMIC_RELAXED);
+	return w >> XDP_RL_REMOTE_BITS == (gen & 0xffff) ? w & XDP_RL_REMOTE_MASK : 0;
+}
+
+/*
+ * Add to @src's open windows (from @st) the drops counted apart from their
+ * counts, and note the fleet's share of each.
+ */
 static void source_add_drops(const struct limiter *l, struct source *src,
 			     const struct xdp_rl_state *st, __u32 t, __u64 index)
 {
@@ -284,6 +329,8 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 	for (i = 0; st && i < src->nlayers; i++) {
 		if (!src->count[i])
 			continue;
+		src->remote[i] =
+			window_remote(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
 		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
 		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
 		if (xdp_rl_count(st[i].count_gen) >= src->lay[i].limit)
@@ -314,7 +361,7 @@ void source_fill(struct source *src, const struct xdp_rl_state *st, const struct
 	src->same_limits = 1;
 	memcpy(src->lay, lay, src->nlayers * sizeof(*lay));
 	for (i = 0; i < src->nlayers; i++) {
-		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = 0;
+		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = src->remote[i] = 0;
 		if (!st ||
 		    xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
 		    xdp_rl_window_over(st[i].start_gen, now, lay[i].window_ns))

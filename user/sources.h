@@ -55,6 +55,11 @@ struct source {
 	 * while it is flooded, up to XDP_RL_HOT_FLUSH packets per CPU.
 	 */
 	__u64 count_error_packets[XDP_RL_MAX_LAYERS];
+	/*
+	 * What the other servers of a fleet counted in the window, as the fleet
+	 * agent last read it (xdp-rl fleet); 0 out of fleet mode.
+	 */
+	__u64 remote[XDP_RL_MAX_LAYERS];
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
@@ -137,6 +142,17 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
  */
 __u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen);
 void drops_forget(void);
+/*
+ * What the other servers of a fleet counted in the same window (its word of
+ * `remote` while it names generation @gen), 0 out of fleet mode.
+ */
+__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen);
+/*
+ * Where each table's windows (and the --shared budgets') begin in `drops`
+ * and `remote` (xdp_rl_drops_index), read from the tables' sizes, and the
+ * words those maps need in *@need. 0, or -1 with errno.
+ */
+int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], __u64 *need);
 
 /* Close every window: sources, aggregates and shared budgets; *n: how many were open. */
 int forget_all(const struct limiter *l, __u64 *n);

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * test_user_fleet.c - the fleet agent's logic without Redis or a kernel
+ * (built into build/test_user): Redis's protocol (user/resp.h), the
+ * address and the back-off of user/redis.h, and user/fleet.h's keys,
+ * choice of windows and bookkeeping, run against source tables made in
+ * memory and a Redis played by the test (INCRBY, GET, EXPIRE on a table of
+ * keys), so that two agents sharing one "Redis" can be followed command
+ * by command.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "fleet.h"
+#include "redis.h"
+#include "resp.h"
+#include "unit.h"
+
+#define SEC_NS 1000000000ULL
+
+/* ---- resp ------------------------------------------------------------------------- */
+
+UNIT_TEST(resp_cmd)
+{
+	const char *argv[] = { "INCRBY", "xdp-rl:a:b", "12" };
+	struct resp_buf b = {};
+
+	ASSERT_EQ(resp_cmd(&b, 3, argv, NULL), 0, "resp_cmd: a command is written");
+	ASSERT_EQ(b.len, strlen("*3\r\n$6\r\nINCRBY\r\n$10\r\nxdp-rl:a:b\r\n$2\r\n12\r\n"),
+		  "resp_cmd: an array of three bulk strings");
+	ASSERT_TRUE(!memcmp(b.p, "*3\r\n$6\r\nINCRBY\r\n$10\r\nxdp-rl:a:b\r\n$2\r\n12\r\n", b.len),
+		    "resp_cmd: byte for byte");
+	resp_buf_consume(&b, 4);
+	ASSERT_TRUE(!memcmp(b.p, "$6\r\n", 4), "resp_buf_consume: what is left moves up");
+	resp_buf_free(&b);
+}
+
+UNIT_TEST(resp_parse)
+{
+	static const struct {
+		const char *in;
+		enum resp_type type;
+		long long n;
+		const char *s;
+	} ok[] = {
+		{ "+OK\r\n", RESP_STATUS, 0, "OK" },
+		{ "-ERR wrong type\r\n", RESP_ERROR, 0, "ERR wrong type" },
+		{ ":42\r\n", RESP_INT, 42, NULL },
+		{ ":-7\r\n", RESP_INT, -7, NULL },
+		{ "$3\r\nabc\r\n", RESP_BULK, 3, "abc" },
+		{ "$0\r\n\r\n", RESP_BULK, 0, "" },
+		{ "$-1\r\n", RESP_NIL, -1, NULL },
+		{ "*-1\r\n", RESP_NIL, -1, NULL },
+		{ "*2\r\n:1\r\n$1\r\na\r\n", RESP_ARRAY, 2, NULL },
+	};
+	static const char *const bad[] = {
+		"?what\r\n",
+		":12a\r\n",
+		":\r\n",
+		"$-2\r\n",
+		"$3\r\nabcd\r\n",
+		":1\r\r",
+		":99999999999999999999\r\n",
+	};
+	struct resp_reply r;
+	long long v;
+	size_t i, k, len;
+	long n;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		len = strlen(ok[i].in);
+		n = resp_parse(ok[i].in, len, &r);
+		ASSERT_EQ(n, (long)len, "resp_parse: %zu: all of it is one reply", i);
+		ASSERT_EQ(r.type, ok[i].type, "resp_parse: %zu: its type", i);
+		if (ok[i].type == RESP_INT || ok[i].type == RESP_ARRAY || ok[i].type == RESP_NIL)
+			ASSERT_EQ(r.n, ok[i].n, "resp_parse: %zu: its number", i);
+		if (ok[i].s)
+			ASSERT_TRUE(r.len == strlen(ok[i].s) && !memcmp(r.s, ok[i].s, r.len),
+				    "resp_parse: %zu: its text", i);
+		/* Every cut short is "not all there yet", never an error or a reply. */
+		for (k = 0; k < len; k++)
+			if (resp_parse(ok[i].in, k, &r) != 0)
+				break;
+		ASSERT_EQ(k, len, "resp_parse: %zu: each prefix waits for more", i);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_EQ(resp_parse(bad[i], strlen(bad[i]), &r), -1L,
+			  "resp_parse: bad reply %zu is refused", i);
+	ASSERT_EQ(resp_parse(":1\r\n:2\r\n", 8, &r), 4L, "resp_parse: one reply at a time");
+	resp_parse("$3\r\n123\r\n", 9, &r);
+	ASSERT_TRUE(!resp_int(&r, &v) && v == 123, "resp_int: a bulk of digits (GET) is a number");
+	resp_parse("$3\r\n12a\r\n", 9, &r);
+	ASSERT_EQ(resp_int(&r, &v), -1, "resp_int: a bulk of anything else is not");
+	resp_parse("$-1\r\n", 5, &r);
+	ASSERT_TRUE(!resp_int(&r, &v) && v == 0, "resp_int: nil (no key) is 0");
+}
+
+/* ---- redis: the address, the back-off ---------------------------------------------- */
+
+UNIT_TEST(redis_parse_addr)
+{
+	static const struct {
+		const char *in, *host, *port;
+	} ok[] = {
+		{ "198.18.200.1:6379", "198.18.200.1", "6379" },
+		{ "[2001:2::1]:6380", "2001:2::1", "6380" },
+		{ "[2001:2::1]", "2001:2::1", "6379" },
+		{ "2001:2::1", "2001:2::1", "6379" },
+		{ "redis.example:7000", "redis.example", "7000" },
+		{ "redis", "redis", "6379" },
+	};
+	static const char *const bad[] = { "",	   ":6379",  "host:0", "host:65536", "host:6x",
+					   "[::1", "[::1]x", "a b:1",  "host:" };
+	struct redis r;
+	size_t i;
+
+	redis_init(&r);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ASSERT_STREQ(redis_parse_addr(&r, ok[i].in), NULL, "redis_parse_addr: '%s'",
+			     ok[i].in);
+		ASSERT_STREQ(r.host, ok[i].host, "redis_parse_addr: '%s': the host", ok[i].in);
+		ASSERT_STREQ(r.port, ok[i].port, "redis_parse_addr: '%s': the port", ok[i].in);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_TRUE(redis_parse_addr(&r, bad[i]) != NULL,
+			    "redis_parse_addr: '%s' is refused", bad[i]);
+	redis_free(&r);
+}
+
+UNIT_TEST(backoff)
+{
+	struct backoff b = { .base_ms = 100, .cap_ms = 1000 };
+	static const __u64 low[] = { 50, 100, 200, 400, 500, 500 };
+	static const __u64 high[] = { 100, 200, 400, 800, 1000, 1000 };
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(backoff_next(&b, 0), low[i], "backoff: failure %zu, the shortest draw",
+			  i);
+	b.failures = 0;
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(backoff_next(&b, high[i] / 2), high[i],
+			  "backoff: failure %zu, the longest draw", i);
+	b.failures = 0;
+	for (i = 0; i < 6; i++) {
+		__u64 d = backoff_next(&b, 7919 * (i + 1));
+
+		ASSERT_TRUE(d >= low[i] && d <= high[i], "backoff: failure %zu within [%llu, %llu]",
+			    i, (unsigned long long)low[i], (unsigned long long)high[i]);
+	}
+	backoff_reset(&b);
+	ASSERT_TRUE(backoff_next(&b, 12345) <= 100, "backoff: after a success, the base again");
+	b.failures = 1000;
+	ASSERT_TRUE(backoff_next(&b, 1) <= 1000, "backoff: never past the cap, however many");
+}
+
+/* ---- fleet: the pure parts ------------------------------------------------------------ */
+
+UNIT_TEST(fleet_key)
+{
+	char buf[128];
+	struct fleet f;
+	__u32 k[4] = {};
+
+	ASSERT_EQ(fleet_key(buf, sizeof(buf), "web", "all", SEC_NS, "198.51.100.7/32", 1763916130),
+		  (int)strlen("xdp-rl:web:all:1s:198.51.100.7/32:1763916130"),
+		  "fleet_key: its length");
+	ASSERT_STREQ(buf, "xdp-rl:web:all:1s:198.51.100.7/32:1763916130",
+		     "fleet_key: a source under the global limits");
+	fleet_key(buf, sizeof(buf), "web", "rule=198.51.100.0/24", 1500 * 1000000ULL,
+		  "198.51.100.7/32", 7);
+	ASSERT_STREQ(buf, "xdp-rl:web:rule=198.51.100.0/24:1500ms:198.51.100.7/32:7",
+		     "fleet_key: under a rule, a window of 1.5 s");
+	fleet_key(buf, sizeof(buf), "web", "shared", 60 * SEC_NS, "198.19.0.0/16", 29398602);
+	ASSERT_STREQ(buf, "xdp-rl:web:shared:1m:198.19.0.0/16:29398602",
+		     "fleet_key: a --shared rule's budget");
+	ASSERT_EQ(fleet_key(buf, 20, "web", "all", SEC_NS, "198.51.100.7/32", 1), -1,
+		  "fleet_key: a key that does not fit is refused, not cut");
+
+	fleet_init(&f, "web", 0, 1);
+	f.v4_prefix = 24;
+	f.v6_prefix = 64;
+	f.link_local = XDP_RL_LL_ADDRESS;
+	inet_pton(AF_INET, "198.51.100.0", k);
+	fleet_who(&f, XDP_RL_T_SRC4, k, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "198.51.100.0/24", "fleet_who: a source key, as --v4-prefix masks it");
+	fleet_who(&f, XDP_RL_T_AGG4, k, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "agg=198.51.100.0/24", "fleet_who: an aggregate");
+	inet_pton(AF_INET, "169.254.3.4", k);
+	fleet_who(&f, XDP_RL_T_SRC4, k, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "169.254.3.4/32", "fleet_who: a link-local source keyed per address");
+	inet_pton(AF_INET6, "2001:db8:1:2::", k);
+	fleet_who(&f, XDP_RL_T_SRC6, k, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "2001:db8:1:2::/64", "fleet_who: an IPv6 key, as inet_ntop writes it");
+	fleet_free(&f);
+}
+
+UNIT_TEST(fleet_window_number)
+{
+	__u64 w = SEC_NS, n = 1763916130ULL;
+
+	/* Aligned starts are rounded up to a grain of 65.536 us. */
+	ASSERT_EQ(fleet_window_number(n * w + XDP_RL_GRAIN - 1, 0, w), n,
+		  "fleet_window_number: a start a grain late is still its window");
+	ASSERT_EQ(fleet_window_number(n * w + 37 * SEC_NS + 5000, -37 * (__s64)SEC_NS, w), n,
+		  "fleet_window_number: CLOCK_TAI 37 s ahead of Unix time");
+	ASSERT_EQ(fleet_window_number(XDP_RL_GRAIN, 0, 1000000), 0ULL,
+		  "fleet_window_number: a window at the epoch starts a grain late: number 0");
+	ASSERT_EQ(fleet_window_number(n * w, 0, 60 * w), n / 60,
+		  "fleet_window_number: minutes since the epoch");
+	ASSERT_EQ(fleet_ttl_s(SEC_NS), 11ULL, "fleet_ttl_s: 1 s and the margin");
+	ASSERT_EQ(fleet_ttl_s(1500 * 1000000ULL), 12ULL, "fleet_ttl_s: rounded up");
+}
+
+UNIT_TEST(fleet_parse_fraction)
+{
+	static const struct {
+		const char *in;
+		__u32 ppm;
+	} ok[] = { { "0.1", 100000 }, { "10%", 100000 },   { "1", 1000000 },  { "0", 0 },
+		   { ".5", 500000 },  { "100%", 1000000 }, { "0.000001", 1 }, { "2.5%", 25000 } };
+	static const char *const bad[] = { "",	 "1.5",	      "101%", "abc",  "0.1x",
+					   "5.", "0.0000001", "%",    "-0.1", "1e-1" };
+	__u32 v;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		v = 7;
+		ASSERT_STREQ(fleet_parse_fraction(ok[i].in, &v), NULL, "fleet_parse_fraction: '%s'",
+			     ok[i].in);
+		ASSERT_EQ(v, ok[i].ppm, "fleet_parse_fraction: '%s' in millionths", ok[i].in);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_TRUE(fleet_parse_fraction(bad[i], &v) != NULL,
+			    "fleet_parse_fraction: '%s' is refused", bad[i]);
+	ASSERT_EQ(fleet_threshold(200, 100000), 20ULL, "fleet_threshold: 0.1 of 200");
+	ASSERT_EQ(fleet_threshold(15, 100000), 2ULL, "fleet_threshold: 1.5, rounded up");
+	ASSERT_EQ(fleet_threshold(1000, 0), 1ULL, "fleet_threshold: 0: any count at all");
+	ASSERT_EQ(fleet_threshold(XDP_RL_LIMIT_MAX, 1000000), XDP_RL_LIMIT_MAX,
+		  "fleet_threshold: the largest limit, whole: no overflow");
+	ASSERT_STREQ(fleet_group_ok("web-eu.1_a"), NULL, "fleet_group_ok: a group name");
+	ASSERT_TRUE(fleet_group_ok("a:b") && fleet_group_ok("") && fleet_group_ok("a b"),
+		    "fleet_group_ok: ':', empty and spaces are refused");
+}
+
+UNIT_TEST(fleet_heaviest)
+{
+	struct fleet f;
+	struct fleet_cand c = {};
+	__u64 seen = 0;
+	size_t i;
+
+	fleet_init(&f, "web", 0, 4);
+	for (i = 0; i < 100; i++) {
+		c.id = i;
+		c.weight = (i * 37) % 100; /* each weight once, in scattered order */
+		fleet_consider(&f, &c);
+	}
+	ASSERT_EQ(f.nheap, (size_t)4, "fleet_consider: at most --max-synced are kept");
+	ASSERT_EQ(f.left_out, 96ULL, "fleet_consider: the others are counted as left out");
+	for (i = 0; i < f.nheap; i++)
+		seen |= 1ULL << (f.heap[i].weight - 96);
+	ASSERT_EQ(seen, 0xfULL, "fleet_consider: the four heaviest (96..99) are the ones kept");
+	fleet_free(&f);
+}
+
+/* ---- fleet: rounds against tables in memory and a Redis played by the test ------------ */
+
+#define LSID	 5
+#define LIMIT	 100
+#define START_NS (1763916130ULL * SEC_NS + XDP_RL_GRAIN)
+#define NUMBER	 1763916130ULL
+
+/* A source table of @nbuckets buckets, one layer, IPv4, in memory. */
+static void table_make(struct mtable *t, __u32 nbuckets)
+{
+	memset(t, 0, sizeof(*t));
+	t->layers = 1;
+	t->slot_size = xdp_rl_slot_size(0, 1);
+	t->bucket_size = XDP_RL_BUCKET_SLOTS * t->slot_size;
+	t->nbuckets = nbuckets;
+	t->mem = calloc(nbuckets, t->bucket_size);
+}
+
+/* Slot @i holds @addr, its window generation @gen counting @count since START_NS. */
+static void slot_set(struct mtable *t, __u64 i, const char *addr, __u64 gen, __u64 count)
+{
+	struct xdp_rl_slot *s = mt_slot(t, i);
+	struct xdp_rl_state *w = mt_windows(t, s);
+	__u32 a;
+
+	inet_pton(AF_INET, addr, &a);
+	s->tag = ((__u64)a << 32) | ((__u64)LSID << 2) | XDP_RL_TAG_LIVE;
+	w->start_gen = (START_NS & ~XDP_RL_GEN_MASK) | gen;
+	w->count_gen = (gen << XDP_RL_COUNT_BITS) | count;
+}
+
+/* An agent on its own table, of the global limits LIMIT per 1 s, syncing above 0.1. */
+struct agent {
+	struct fleet f;
+	struct redis r;
+	struct fleet_set set;
+};
+
+static void agent_make(struct agent *a, __u32 nbuckets, __u32 max_synced)
+{
+	fleet_init(&a->f, "web", 100000, max_synced);
+	table_make(&a->f.t[XDP_RL_T_SRC4], nbuckets);
+	a->f.nwords = (__u64)nbuckets * XDP_RL_BUCKET_SLOTS;
+	a->f.remote = calloc(a->f.nwords, sizeof(__u64));
+	a->f.v4_prefix = 32;
+	a->f.v6_prefix = 64;
+	memset(&a->set, 0, sizeof(a->set));
+	a->set.lsid = LSID;
+	a->set.n = 1;
+	a->set.lay[0].limit = LIMIT;
+	a->set.lay[0].window_ns = SEC_NS;
+	snprintf(a->set.scope, sizeof(a->set.scope), "all");
+	a->f.sets = malloc(sizeof(a->set));
+	memcpy(a->f.sets, &a->set, sizeof(a->set));
+	a->f.nsets = 1;
+	redis_init(&a->r);
+}
+
+static void agent_free(struct agent *a)
+{
+	free(a->f.t[XDP_RL_T_SRC4].mem);
+	a->f.t[XDP_RL_T_SRC4].mem = NULL;
+	free(a->f.remote);
+	a->f.remote = NULL;
+	fleet_free(&a->f);
+	redis_free(&a->r);
+}
+
+/* The Redis the test plays: keys and their values and TTLs. */
+struct fake_key {
+	char name[128];
+	long long v;
+	long long ttl; /* -1: none */
+};
+
+struct fake {
+	struct fake_key k[64];
+	size_t n;
+	int fail_incr; /* answer INCRBY with an error */
+	__u64 commands;
+};
+
+static struct fake_key *fake_find(struct fake *db, const char *name, int make)
+{
+	size_t i;
+
+	for (i = 0; i < db->n; i++)
+		if (!strcmp(db->k[i].name, name))
+			return &db->k[i];
+	if (!make || db->n == 64)
+		return NULL;
+	snprintf(db->k[db->n].name, sizeof(db->k[0].name), "%s", name);
+	db->k[db->n].v = 0;
+	db->k[db->n].ttl = -1;
+	return &db->k[db->n++];
+}
+
+/*
+ * Run every command queued on @a's connection against @db, handing each
+ * reply to the agent as Redis would, in order. Returns the commands run.
+ */
+static size_t fake_run(struct fake *db, struct agent *a)
+{
+	struct resp_buf *out = &a->r.out;
+	char argv[3][160], text[32];
+	struct resp_reply rep, arg;
+	struct fake_key *k;
+	size_t off = 0, done = 0;
+	long n, used;
+	int argc, i;
+
+	while (off < out->len) {
+		/* "*N\r\n" then N bulk strings. */
+		n = resp_parse(out->p + off, out->len - off, &rep);
+		if (!ASSERT_TRUE(n > 0 && rep.type == RESP_ARRAY && rep.n <= 3,
+				 "fake redis: a command is an array of at most 3 strings"))
+			break;
+		used = strchr(out->p + off, '\n') - (out->p + off) + 1;
+		argc = rep.n;
+		for (i = 0; i < argc; i++) {
+			used += resp_parse(out->p + off + used, out->len - off - used, &arg);
+			snprintf(argv[i], sizeof(argv[i]), "%.*s", (int)arg.len, arg.s);
+		}
+		off += n;
+		memset(&rep, 0, sizeof(rep));
+		if (!strcmp(argv[0], "INCRBY") && db->fail_incr) {
+			rep.type = RESP_ERROR;
+			rep.s = "ERR refused";
+			rep.len = strlen(rep.s);
+		} else if (!strcmp(argv[0], "INCRBY")) {
+			k = fake_find(db, argv[1], 1);
+			k->v += atoll(argv[2]);
+			rep.type = RESP_INT;
+			rep.n = k->v;
+		} else if (!strcmp(argv[0], "GET")) {
+			k = fake_find(db, argv[1], 0);
+			rep.type = k ? RESP_BULK : RESP_NIL;
+			if (k) {
+				rep.len = snprintf(text, sizeof(text), "%lld", k->v);
+				rep.s = text;
+			}
+		} else if (!strcmp(argv[0], "EXPIRE")) {
+			k = fake_find(db, argv[1], 0);
+			if (k)
+				k->ttl = atoll(argv[2]);
+			rep.type = RESP_INT;
+			rep.n = !!k;
+		} else {
+			UNIT_FAIL("fake redis: unexpected command %s", argv[0]);
+			break;
+		}
+		fleet_reply(&rep, done++, &a->f);
+	}
+	db->commands += done;
+	out->len = 0;
+	a->r.queued = 0;
+	return done;
+}
+
+/* One round of @a at @now: plan, then @db answers. The commands it took. */
+static long round_at(struct agent *a, struct fake *db, __u64 now)
+{
+	long n = fleet_plan(&a->f, now, &a->r);
+
+	if (n > 0)
+		ASSERT_EQ(fake_run(db, a), (size_t)n, "round: every command queued is answered");
+	return n;
+}
+
+/* The remote word of slot @i: its generation and count. */
+static __u64 remote_of(const struct agent *a, __u64 i, __u64 *gen)
+{
+	*gen = a->f.remote[i] >> XDP_RL_REMOTE_BITS;
+	return a->f.remote[i] & XDP_RL_REMOTE_MASK;
+}
+
+#define KEY "xdp-rl:web:all:1s:198.51.100.7/32:1763916130"
+
+UNIT_TEST(fleet_two_agents)
+{
+	struct agent a, b;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2, gen;
+	struct fake_key *k;
+
+	agent_make(&a, 4, 16);
+	agent_make(&b, 4, 16);
+	slot_set(&a.f.t[0], 3, "198.51.100.7", 9, 60);
+	slot_set(&b.f.t[0], 6, "198.51.100.7", 2, 30);
+
+	ASSERT_EQ(round_at(&a, &db, now), 2L, "two agents: A pushes 60: INCRBY and EXPIRE");
+	k = fake_find(&db, KEY, 0);
+	if (!ASSERT_TRUE(k, "two agents: the key is %s", KEY))
+		goto out;
+	ASSERT_EQ(k->v, 60LL, "two agents: the key holds A's 60");
+	ASSERT_EQ(k->ttl, 11LL, "two agents: its TTL is the window and 10 s");
+	ASSERT_EQ(remote_of(&a, 3, &gen), 0ULL, "two agents: A: nobody else counted");
+	ASSERT_EQ(gen, 9ULL, "two agents: A's word names its window's generation");
+
+	ASSERT_EQ(round_at(&b, &db, now), 2L, "two agents: B pushes its 30");
+	ASSERT_EQ(k->v, 90LL, "two agents: the fleet counted 90");
+	ASSERT_EQ(remote_of(&b, 6, &gen), 60ULL, "two agents: B learns A's 60");
+	ASSERT_EQ(gen, 2ULL, "two agents: B's word names B's generation, not A's");
+
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "two agents: A, nothing new: one GET");
+	ASSERT_EQ(remote_of(&a, 3, &gen), 30ULL, "two agents: A learns B's 30");
+
+	slot_set(&a.f.t[0], 3, "198.51.100.7", 9, 65);
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "two agents: A's 5 more: INCRBY alone (TTL set)");
+	ASSERT_EQ(k->v, 95LL, "two agents: only the 5 new are added");
+	ASSERT_EQ(remote_of(&a, 3, &gen), 30ULL, "two agents: A's own count is not the others'");
+
+	/* B's window is full with the fleet's part (30 + 70 >= 100) and it counted nothing new. */
+	slot_set(&b.f.t[0], 6, "198.51.100.7", 2, 35);
+	round_at(&b, &db, now);
+	b.f.book[0].remote = 70;
+	ASSERT_EQ(round_at(&b, &db, now), 0L, "two agents: a full window, nothing new: no command");
+
+	/* Below --sync-above (10 of 100), never synced: nothing. */
+	slot_set(&a.f.t[0], 5, "198.51.100.9", 1, 9);
+	round_at(&a, &db, now);
+	ASSERT_TRUE(!fake_find(&db, "xdp-rl:web:all:1s:198.51.100.9/32:1763916130", 0),
+		    "two agents: 9 of 100 is below 0.1: not synced");
+	slot_set(&a.f.t[0], 5, "198.51.100.9", 1, 10);
+	round_at(&a, &db, now);
+	ASSERT_TRUE(fake_find(&db, "xdp-rl:web:all:1s:198.51.100.9/32:1763916130", 0),
+		    "two agents: 10 of 100 is: synced");
+out:
+	agent_free(&a);
+	agent_free(&b);
+}
+
+UNIT_TEST(fleet_new_window)
+{
+	struct agent a;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2, gen;
+	struct fake_key *k;
+
+	agent_make(&a, 4, 16);
+	slot_set(&a.f.t[0], 0, "198.51.100.7", 4, 50);
+	round_at(&a, &db, now);
+	/* The next window: generation 5, from START_NS + 1 s. */
+	slot_set(&a.f.t[0], 0, "198.51.100.7", 5, 20);
+	mt_windows(&a.f.t[0], mt_slot(&a.f.t[0], 0))->start_gen =
+		((START_NS + SEC_NS) & ~XDP_RL_GEN_MASK) | 5;
+	ASSERT_EQ(round_at(&a, &db, now + SEC_NS), 2L,
+		  "new window: its whole count, with a TTL, on a key of its own");
+	k = fake_find(&db, "xdp-rl:web:all:1s:198.51.100.7/32:1763916131", 0);
+	ASSERT_TRUE(k && k->v == 20 && k->ttl == 11, "new window: window number + 1 holds 20");
+	ASSERT_EQ(fake_find(&db, KEY, 0)->v, 50LL, "new window: the old key is left to expire");
+	ASSERT_EQ(remote_of(&a, 0, &gen), 0ULL, "new window: nothing elsewhere yet");
+	ASSERT_EQ(gen, 5ULL, "new window: the word names the new generation");
+	ASSERT_EQ(a.f.nbook, (size_t)1, "new window: the old window's entry is gone");
+	agent_free(&a);
+}
+
+UNIT_TEST(fleet_slot_retaken)
+{
+	struct agent a;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2;
+	long n;
+
+	agent_make(&a, 4, 16);
+	slot_set(&a.f.t[0], 2, "198.51.100.7", 4, 50);
+	fake_find(&db, KEY, 1)->v = 80; /* 30 elsewhere */
+	n = fleet_plan(&a.f, now, &a.r);
+	ASSERT_EQ(n, 2L, "slot retaken: INCRBY and EXPIRE planned");
+	/* Before the replies: the slot passes to another key, its window to generation 5. */
+	slot_set(&a.f.t[0], 2, "198.51.100.8", 5, 1);
+	fake_run(&db, &a);
+	ASSERT_EQ(a.f.remote[2], 0ULL,
+		  "slot retaken: no word written for a window that is not there");
+	ASSERT_EQ(a.f.book[0].pushed, 50ULL, "slot retaken: what was pushed is still booked");
+	round_at(&a, &db, now);
+	ASSERT_EQ(a.f.nbook, (size_t)0,
+		  "slot retaken: then the entry goes (1 of 100 is not synced)");
+	agent_free(&a);
+}
+
+UNIT_TEST(fleet_lost_key)
+{
+	struct agent a;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2;
+	struct fake_key *k;
+
+	agent_make(&a, 4, 16);
+	slot_set(&a.f.t[0], 1, "198.51.100.7", 4, 40);
+	round_at(&a, &db, now);
+	/* Redis restarts without its data. */
+	db.n = 0;
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "lost key: a GET finds nothing");
+	ASSERT_EQ(a.f.book[0].pushed, 0ULL, "lost key: what Redis lost is to be pushed again");
+	ASSERT_EQ(round_at(&a, &db, now), 2L, "lost key: INCRBY of the whole count, and EXPIRE");
+	k = fake_find(&db, KEY, 0);
+	ASSERT_TRUE(k && k->v == 40 && k->ttl == 11, "lost key: the key holds the count again");
+	agent_free(&a);
+}
+
+UNIT_TEST(fleet_errors)
+{
+	struct agent a;
+	struct fake db = { .fail_incr = 1 };
+	__u64 now = START_NS + SEC_NS / 2;
+
+	agent_make(&a, 4, 16);
+	slot_set(&a.f.t[0], 1, "198.51.100.7", 4, 40);
+	round_at(&a, &db, now);
+	ASSERT_EQ(a.f.reply_errors, 1ULL, "errors: a refused INCRBY is counted");
+	ASSERT_STREQ(a.f.reply_why, "ERR refused", "errors: and what Redis said is kept");
+	ASSERT_EQ(a.f.book[0].pushed, 0ULL, "errors: nothing is taken as pushed");
+	/* The replies never come (a connection lost): the next round sends the same. */
+	db.fail_incr = 0;
+	fleet_plan(&a.f, now, &a.r);
+	fleet_abort(&a.f);
+	a.r.out.len = 0;
+	a.r.queued = 0;
+	ASSERT_EQ(round_at(&a, &db, now), 2L, "errors: unanswered, the count goes again");
+	ASSERT_EQ(fake_find(&db, KEY, 0)->v, 40LL, "errors: and is counted once it is answered");
+	agent_free(&a);
+}
+
+UNIT_TEST(fleet_spoofed_flood)
+{
+	struct agent a;
+	__u64 now = START_NS + SEC_NS / 2, i;
+	char addr[32];
+	long n;
+
+	/* 2 000 sources each at half their limit: a flood of spoofed sources, say. */
+	agent_make(&a, 512, 16);
+	for (i = 0; i < 2000; i++) {
+		snprintf(addr, sizeof(addr), "198.18.%llu.%llu", (unsigned long long)(i / 250),
+			 (unsigned long long)(i % 250 + 1));
+		slot_set(&a.f.t[0], i, addr, 1, 50 + (i == 1234) * 40);
+	}
+	n = fleet_plan(&a.f, now, &a.r);
+	ASSERT_EQ(n, 32L, "spoofed flood: --max-synced 16: 16 INCRBY and 16 EXPIRE, not 2 000");
+	ASSERT_EQ(a.f.left_out, 1984ULL, "spoofed flood: the rest are counted as left out");
+	ASSERT_TRUE(memmem(a.r.out.p, a.r.out.len, "198.18.4.235/32", 15) != NULL,
+		    "spoofed flood: the heaviest source (90 of 100) is among those synced");
+	a.r.out.len = 0;
+	a.r.queued = 0;
+	fleet_abort(&a.f);
+	agent_free(&a);
+}

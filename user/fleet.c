@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* fleet.c - a limiter's windows shared with a fleet through Redis (see fleet.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+
+#include "fleet.h"
+#include "log.h"
+#include "options.h"
+#include "rules.h"
+#include "sources.h"
+
+/* clang-format off */
+#define FLEET_NAME(id, name, help, metric) [XDP_RL_FLEET_##id] = #name,
+const char *const fleet_stat_names[XDP_RL_FLEET_STAT_MAX] = { XDP_RL_FLEET_STATS(FLEET_NAME) };
+#undef FLEET_NAME
+#define FLEET_HELP(id, name, help, metric) [XDP_RL_FLEET_##id] = help,
+const char *const fleet_stat_help[XDP_RL_FLEET_STAT_MAX] = { XDP_RL_FLEET_STATS(FLEET_HELP) };
+#undef FLEET_HELP
+#define FLEET_METRIC(id, name, help, metric) [XDP_RL_FLEET_##id] = metric,
+const char *const fleet_stat_metrics[XDP_RL_FLEET_STAT_MAX] = { XDP_RL_FLEET_STATS(FLEET_METRIC) };
+#undef FLEET_METRIC
+/* clang-format on */
+
+const char *fleet_state_name(__u64 state)
+{
+	static const char *const names[] = { "stopped", "syncing", "retrying", "paused" };
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+/* ---- settings ---------------------------------------------------------------------- */
+
+void fleet_init(struct fleet *f, const char *group, __u32 above_ppm, __u32 max_synced)
+{
+	memset(f, 0, sizeof(*f));
+	snprintf(f->group, sizeof(f->group), "%s", group);
+	f->above_ppm = above_ppm;
+	f->max_synced = max_synced ? max_synced : 1;
+}
+
+void fleet_free(struct fleet *f)
+{
+	fleet_detach(f);
+	free(f->book);
+	free(f->heap);
+	free(f->jobs);
+	free(f->sets);
+	f->book = NULL;
+	f->heap = NULL;
+	f->jobs = NULL;
+	f->sets = NULL;
+	f->nbook = f->capbook = f->nheap = f->njobs = f->capjobs = f->nsets = 0;
+}
+
+const char *fleet_group_ok(const char *g)
+{
+	size_t n = g ? strlen(g) : 0, i;
+
+	if (!n)
+		return "empty group name";
+	if (n > FLEET_GROUP_MAX)
+		return "longer than 63 characters";
+	for (i = 0; i < n; i++)
+		if (!((g[i] >= 'a' && g[i] <= 'z') || (g[i] >= 'A' && g[i] <= 'Z') ||
+		      (g[i] >= '0' && g[i] <= '9') || g[i] == '.' || g[i] == '_' || g[i] == '-'))
+			return "use letters, digits, '.', '_' and '-' only";
+	return NULL;
+}
+
+const char *fleet_parse_fraction(const char *s, __u32 *ppm)
+{
+	__u64 whole = 0, frac = 0, scale = 1000000, v;
+	size_t i = 0, n = s ? strlen(s) : 0;
+	int pct = 0, digits = 0, fdigits = 0;
+
+	if (!n)
+		return "empty value";
+	if (s[n - 1] == '%') {
+		pct = 1;
+		n--;
+	}
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		if (digits < 4)
+			whole = whole * 10 + (s[i] - '0');
+		else
+			return pct ? "at most 100%" : "at most 1";
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, fdigits++) {
+			if (fdigits >= 6)
+				return "at most 6 decimals";
+			scale /= 10;
+			frac += (__u64)(s[i] - '0') * scale;
+		}
+		if (!fdigits)
+			return "not a number";
+	}
+	if (i != n || (!digits && !fdigits))
+		return pct ? "not a percentage (e.g. 10%)" : "not a fraction (e.g. 0.1, or 10%)";
+	v = whole * 1000000 + frac;
+	if (pct)
+		v /= 100;
+	if (v > 1000000)
+		return pct ? "at most 100%" : "at most 1";
+	*ppm = v;
+	return NULL;
+}
+
+/* ---- keys ------------------------------------------------------------------------ */
+
+__u64 fleet_window_number(__u64 start_ns, __s64 tai_to_unix_ns, __u64 window_ns)
+{
+	/* The start is rounded up to a grain (include/xdp_rl.h), far less than a window. */
+	return (__u64)((__s64)start_ns + tai_to_unix_ns) / window_ns;
+}
+
+__u64 fleet_threshold(__u64 limit, __u32 ppm)
+{
+	unsigned __int128 t = ((unsigned __int128)limit * ppm + 999999) / 1000000;
+
+	return t ? (__u64)t : 1;
+}
+
+__u64 fleet_ttl_s(__u64 window_ns)
+{
+	return (window_ns + 999999999ULL) / 1000000000ULL + FLEET_TTL_MARGIN_S;
+}
+
+int fleet_key(char *buf, size_t len, const char *group, const char *scope, __u64 window_ns,
+	      const char *who, __u64 number)
+{
+	char dur[32];
+	int n;
+
+	fmt_duration(window_ns, dur, sizeof(dur));
+	n = snprintf(buf, len, "xdp-rl:%s:%s:%s:%s:%llu", group, scope, dur, who,
+		     (unsigned long long)number);
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+void fleet_who(const struct fleet *f, __u32 t, const __u32 k[4], char *buf, size_t len)
+{
+	int v6 = t == XDP_RL_T_SRC6 || t == XDP_RL_T_AGG6,
+	    agg = t == XDP_RL_T_AGG4 || t == XDP_RL_T_AGG6;
+	struct ip_addr a = { .family = v6 ? AF_INET6 : AF_INET };
+	unsigned int prefix;
+	int ll;
+
+	memcpy(a.bytes, k, v6 ? 16 : 4);
+	if (agg) {
+		prefix = v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX;
+	} else {
+		prefix = v6 ? f->v6_prefix : f->v4_prefix;
+		/* Link-local sources keyed per address (--link-local per-address) keep all of it. */
+		ll = v6 ? a.bytes[0] == 0xfe && (a.bytes[1] & 0xc0) == 0x80 :
+			  a.bytes[0] == 169 && a.bytes[1] == 254;
+		if (ll && f->link_local == XDP_RL_LL_ADDRESS)
+			prefix = v6 ? 128 : 32;
+	}
+	if (agg) {
+		snprintf(buf, len, "agg=");
+		fmt_prefix(&a, prefix, buf + 4, len > 4 ? len - 4 : 0);
+	} else {
+		fmt_prefix(&a, prefix, buf, len);
+	}
+}
+
+/* ---- the heaviest candidates --------------------------------------------------- */
+
+/* Whether @a weighs less than @b (ties: the later place weighs less). */
+static int lighter(const struct fleet_cand *a, const struct fleet_cand *b)
+{
+	return a->weight < b->weight || (a->weight == b->weight && a->id > b->id);
+}
+
+static void sift_down(struct fleet_cand *h, size_t n, size_t i)
+{
+	struct fleet_cand tmp;
+	size_t m, l;
+
+	for (;;) {
+		m = i;
+		l = 2 * i + 1;
+		if (l < n && lighter(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && lighter(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+void fleet_consider(struct fleet *f, const struct fleet_cand *c)
+{
+	struct fleet_cand tmp;
+	size_t i;
+
+	if (!f->heap) {
+		f->heap = calloc(f->max_synced, sizeof(*f->heap));
+		if (!f->heap)
+			return;
+	}
+	if (f->nheap < f->max_synced) {
+		i = f->nheap++;
+		f->heap[i] = *c;
+		while (i && lighter(&f->heap[i], &f->heap[(i - 1) / 2])) {
+			tmp = f->heap[i];
+			f->heap[i] = f->heap[(i - 1) / 2];
+			f->heap[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	f->left_out++;
+	if (!lighter(&f->heap[0], c))
+		return;
+	f->heap[0] = *c;
+	sift_down(f->heap, f->nheap, 0);
+}
+
+/* ---- the scan ----------------------------------------------------------------------- */
+
+/* The limit set of source keys under @lsid (not a --shared rule's), or NULL. */
+static const struct fleet_set *find_set(const struct fleet *f, __u32 lsid, __u32 *idx)
+{
+	size_t lo = 0, hi = f->nsets, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (f->sets[mid].shared || f->sets[mid].lsid > lsid)
+			hi = mid;
+		else if (f->sets[mid].lsid < lsid)
+			lo = mid + 1;
+		else {
+			*idx = mid;
+			return &f->sets[mid];
+		}
+	}
+	return NULL;
+}
+
+static __u64 weight_of(__u64 count, __u64 limit)
+{
+	unsigned __int128 w = ((unsigned __int128)count << 20) / (limit ? limit : 1);
+
+	return w > ~0ULL ? ~0ULL : (__u64)w;
+}
+
+/* Where the scan is: the book's cursor (the scan walks windows in id order, as the book). */
+struct scan {
+	struct fleet *f;
+	__u64 now;
+	size_t cur;
+};
+
+/* Window @st of layer @layer at place (@t, @index) of key @k (tag @tag) under set @si. */
+static void scan_window(struct scan *sc, __u32 t, __u64 index, __u32 layer, __u64 tag,
+			const __u32 k[4], const struct xdp_rl_state *st, __u32 si)
+{
+	struct fleet *f = sc->f;
+	const struct xdp_rl_layer *lay = &f->sets[si].lay[layer];
+	struct fleet_entry *e = NULL;
+	struct fleet_cand c;
+	__u64 id = fleet_id(t, index, layer), gen = xdp_rl_gen_of_count(st->count_gen);
+	__u64 count = xdp_rl_count(st->count_gen);
+
+	while (sc->cur < f->nbook && f->book[sc->cur].id < id)
+		sc->cur++;
+	if (sc->cur < f->nbook && f->book[sc->cur].id == id)
+		e = &f->book[sc->cur];
+	if (xdp_rl_gen_of_start(st->start_gen) != gen || !count ||
+	    xdp_rl_window_over(st->start_gen, sc->now, lay->window_ns))
+		return;
+	/* Another window (or key) in the same place: the entry's ends, unmarked. */
+	if (e && (e->tag != tag || e->gen != gen || memcmp(e->k, k, sizeof(e->k))))
+		e = NULL;
+	c.weight = weight_of(count, lay->limit);
+	if (e) {
+		e->mark = f->round;
+		e->weight = c.weight;
+		/* Full, and nothing new to push: the fleet's part only grows, nothing to learn. */
+		if (count <= e->pushed && e->expire && count + e->remote >= lay->limit)
+			return;
+	} else if (count < fleet_threshold(lay->limit, f->above_ppm)) {
+		return;
+	}
+	c.id = id;
+	c.tag = tag;
+	c.gen = gen;
+	c.count = count;
+	c.limit = lay->limit;
+	c.window_ns = lay->window_ns;
+	c.number = fleet_window_number(xdp_rl_start_ns(st->start_gen), f->tai_to_unix_ns,
+				       lay->window_ns);
+	memcpy(c.k, k, sizeof(c.k));
+	c.set = si;
+	c.entry = e ? e - f->book : -1;
+	fleet_consider(f, &c);
+}
+
+static void scan_table(struct scan *sc, __u32 t)
+{
+	struct fleet *f = sc->f;
+	struct mtable *mt = &f->t[t];
+	struct xdp_rl_layers w;
+	struct xdp_rl_slot *s;
+	const struct fleet_set *set = NULL;
+	__u32 k[4], lsid, si = 0, layer, n;
+	__u64 i, tag;
+
+	if (!mt->mem)
+		return;
+	for (i = 0; i < mt_nslots(mt); i++) {
+		s = mt_slot(mt, i);
+		tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+		if ((tag & XDP_RL_TAG_FLAGS) != XDP_RL_TAG_LIVE)
+			continue;
+		lsid = xdp_rl_tag_lsid(tag);
+		if (!set || set->lsid != lsid)
+			set = find_set(f, lsid, &si);
+		if (!set)
+			continue;
+		memset(k, 0, sizeof(k));
+		if (mt->v6)
+			memcpy(k, s + 1, 16);
+		else
+			k[0] = tag >> 32;
+		mt_read_windows(mt, s, w.layer);
+		n = set->n < mt->layers ? set->n : mt->layers;
+		for (layer = 0; layer < n && layer < XDP_RL_MAX_LAYERS; layer++)
+			scan_window(sc, t, i, layer, tag, k, &w.layer[layer], si);
+	}
+}
+
+static void scan_shared(struct scan *sc)
+{
+	struct fleet *f = sc->f;
+	static const __u32 none[4];
+	struct xdp_rl_layers w;
+	__u32 layer;
+	size_t i;
+
+	for (i = 0; i < f->nsets; i++) {
+		if (!f->sets[i].shared || !f->read_shared ||
+		    f->read_shared(f->shared_ctx, f->sets[i].rule_id, &w))
+			continue;
+		for (layer = 0; layer < f->sets[i].n && layer < XDP_RL_MAX_LAYERS; layer++)
+			scan_window(sc, XDP_RL_T_SHARED, f->sets[i].rule_id, layer, 0, none,
+				    &w.layer[layer], i);
+	}
+}
+
+/* ---- the book -------------------------------------------------------------------------- */
+
+static int by_id(const void *a, const void *b)
+{
+	const struct fleet_cand *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_weight(const void *a, const void *b)
+{
+	const struct fleet_entry *const *x = a, *const *y = b;
+
+	return (*x)->weight < (*y)->weight ? -1 : (*x)->weight > (*y)->weight;
+}
+
+/*
+ * The book holds at most FLEET_BOOK_PER_SYNCED * --max-synced windows: past
+ * that, the lightest of those not chosen this round are forgotten (@chosen
+ * marks those that are), so that one that is chosen again later pushes its
+ * whole count again (counted twice: only refuses more).
+ */
+static void book_trim(struct fleet *f, size_t adding, const __u8 *chosen)
+{
+	size_t cap = (size_t)FLEET_BOOK_PER_SYNCED * f->max_synced, alive = 0, n = 0, i;
+	struct fleet_entry **v;
+
+	for (i = 0; i < f->nbook; i++)
+		alive += f->book[i].mark == f->round;
+	if (alive + adding <= cap)
+		return;
+	v = malloc(alive * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < f->nbook; i++)
+		if (f->book[i].mark == f->round && !chosen[i])
+			v[n++] = &f->book[i];
+	qsort(v, n, sizeof(*v), by_weight);
+	for (i = 0; i < n && alive + adding > cap; i++, alive--)
+		v[i]->mark = 0;
+	free(v);
+}
+
+/*
+ * The book after this round's scan: the windows it still finds open, and one
+ * new entry per chosen window without one, in id order. Each chosen
+ * candidate's entry becomes its place in the new book.
+ */
+static int book_merge(struct fleet *f)
+{
+	struct fleet_cand *c = f->heap;
+	size_t i = 0, j = 0, n = 0, fresh = 0;
+	struct fleet_entry *nb;
+	__u8 *chosen;
+
+	qsort(c, f->nheap, sizeof(*c), by_id);
+	chosen = calloc(f->nbook + 1, 1);
+	if (!chosen)
+		return -1;
+	for (j = 0; j < f->nheap; j++) {
+		if (c[j].entry >= 0)
+			chosen[c[j].entry] = 1;
+		else
+			fresh++;
+	}
+	book_trim(f, fresh, chosen);
+	free(chosen);
+	nb = malloc((f->nbook + fresh + 1) * sizeof(*nb));
+	if (!nb)
+		return -1;
+	for (i = 0, j = 0; i < f->nbook || j < f->nheap;) {
+		if (i < f->nbook && f->book[i].mark != f->round) {
+			i++; /* its window is over, or its slot holds another key */
+		} else if (j < f->nheap && c[j].entry >= 0 && (size_t)c[j].entry == i) {
+			/* Chosen, with its entry. */
+			nb[n] = f->book[i++];
+			c[j++].entry = n++;
+		} else if (j < f->nheap && c[j].entry < 0 &&
+			   (i >= f->nbook || c[j].id < f->book[i].id)) {
+			/* Chosen, new: an entry of its own, in its place. */
+			memset(&nb[n], 0, sizeof(nb[n]));
+			nb[n].id = c[j].id;
+			nb[n].tag = c[j].tag;
+			memcpy(nb[n].k, c[j].k, sizeof(nb[n].k));
+			nb[n].gen = c[j].gen;
+			nb[n].weight = c[j].weight;
+			nb[n].mark = f->round;
+			c[j++].entry = n++;
+		} else if (i < f->nbook) {
+			nb[n++] = f->book[i++]; /* open, not chosen this round */
+		} else {
+			c[j++].entry = -1; /* cannot happen: a chosen entry is one found open */
+		}
+	}
+	free(f->book);
+	f->book = nb;
+	f->nbook = n;
+	f->capbook = f->nbook;
+	return 0;
+}
+
+/* ---- a round ------------------------------------------------------------------------------ */
+
+static int add_job(struct fleet *f, size_t entry, enum fleet_op op, __u64 delta)
+{
+	struct fleet_job *j;
+
+	if (f->njobs == f->capjobs) {
+		f->capjobs = f->capjobs ? 2 * f->capjobs : 256;
+		j = realloc(f->jobs, f->capjobs * sizeof(*j));
+		if (!j)
+			return -1;
+		f->jobs = j;
+	}
+	f->jobs[f->njobs].entry = entry;
+	f->jobs[f->njobs].op = op;
+	f->jobs[f->njobs].delta = delta;
+	f->njobs++;
+	return 0;
+}
+
+/* Queue the commands of candidate @c (its entry in the book): 0, or -1. */
+static int queue_window(struct fleet *f, const struct fleet_cand *c, struct redis *r)
+{
+	struct fleet_entry *e = &f->book[c->entry];
+	const struct fleet_set *set = &f->sets[c->set];
+	char key[256], who[64], num[24], ttl[24];
+	const char *argv[3];
+	size_t lens[3];
+	__u64 delta = c->count > e->pushed ? c->count - e->pushed : 0;
+	__u32 t = c->id >> 40;
+	int n;
+
+	if (set->shared)
+		snprintf(who, sizeof(who), "%s", set->who);
+	else
+		fleet_who(f, t, c->k, who, sizeof(who));
+	n = fleet_key(key, sizeof(key), f->group, set->scope, c->window_ns, who, c->number);
+	if (n < 0)
+		return 0; /* cannot happen: every part is bounded */
+	argv[1] = key;
+	lens[1] = n;
+	if (!delta) {
+		argv[0] = "GET";
+		lens[0] = 3;
+		return redis_queue(r, 2, argv, lens) || add_job(f, c->entry, FLEET_GET, 0);
+	}
+	argv[0] = "INCRBY";
+	lens[0] = 6;
+	argv[2] = num;
+	lens[2] = snprintf(num, sizeof(num), "%llu", (unsigned long long)delta);
+	if (redis_queue(r, 3, argv, lens) || add_job(f, c->entry, FLEET_INCRBY, delta))
+		return -1;
+	if (e->expire)
+		return 0;
+	argv[0] = "EXPIRE";
+	lens[0] = 6;
+	lens[2] = snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)fleet_ttl_s(c->window_ns));
+	argv[2] = ttl;
+	return redis_queue(r, 3, argv, lens) || add_job(f, c->entry, FLEET_EXPIRE, 0);
+}
+
+long fleet_plan(struct fleet *f, __u64 now, struct redis *r)
+{
+	struct scan sc = { .f = f, .now = now };
+	size_t j;
+	__u32 t;
+
+	f->round++;
+	if (!f->round)
+		f->round = 1; /* 0 marks nothing */
+	f->nheap = f->njobs = 0;
+	f->left_out = f->synced = f->reply_errors = 0;
+	f->reply_why[0] = '\0';
+	for (t = XDP_RL_T_SRC4; t <= XDP_RL_T_AGG6; t++)
+		scan_table(&sc, t);
+	scan_shared(&sc);
+	if (book_merge(f))
+		return -1;
+	for (j = 0; j < f->nheap; j++)
+		if (f->heap[j].entry >= 0 && queue_window(f, &f->heap[j], r))
+			return -1;
+	f->synced = f->nheap;
+	return f->njobs;
+}
+
+/* The others' part of window @e, @total in all: into its word of `remote`, if still its window. */
+static void write_remote(struct fleet *f, struct fleet_entry *e)
+{
+	__u32 t = e->id >> 40, layer = e->id & 0xf, room;
+	__u64 index = (e->id >> 4) & 0xfffffffffULL, k, word;
+	struct xdp_rl_slot *s;
+	struct xdp_rl_state *st;
+
+	if (t > XDP_RL_T_SHARED || !f->remote)
+		return;
+	room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : f->t[t].layers;
+	if (t != XDP_RL_T_SHARED) {
+		/*
+		 * The slot may have passed to another key since the scan: its
+		 * windows then moved to a new generation (bpf/table.h), and a word
+		 * of the old one would count nothing; no need to write it.
+		 */
+		if (!f->t[t].mem || index >= mt_nslots(&f->t[t]))
+			return;
+		s = mt_slot(&f->t[t], index);
+		st = &mt_windows(&f->t[t], s)[layer];
+		if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) != e->tag ||
+		    xdp_rl_gen_of_count(__atomic_load_n(&st->count_gen, __ATOMIC_ACQUIRE)) !=
+			    e->gen)
+			return;
+	}
+	k = f->base[t] + index * room + layer;
+	if (k >= f->nwords)
+		return;
+	word = ((e->gen & 0xffff) << XDP_RL_REMOTE_BITS) |
+	       (e->remote > XDP_RL_REMOTE_MASK ? XDP_RL_REMOTE_MASK : e->remote);
+	__atomic_store_n(&f->remote[k], word, __ATOMIC_RELEASE);
+}
+
+/* The fleet's total of window @e is @total: the others' part follows. */
+static void settle(struct fleet *f, struct fleet_entry *e, long long total)
+{
+	__u64 all = total > 0 ? (__u64)total : 0;
+
+	if (all < e->pushed) {
+		/*
+		 * Redis holds less than this server alone pushed: it lost the key
+		 * (a restart without persistence, a flush, a DEL). Push the whole
+		 * count again next round, and its TTL: what was pushed since is
+		 * then counted twice, which only refuses more.
+		 */
+		e->pushed = 0;
+		e->expire = 0;
+		e->remote = 0;
+	} else {
+		e->remote = all - e->pushed;
+	}
+	write_remote(f, e);
+}
+
+int fleet_reply(const struct resp_reply *rep, size_t i, void *ctx)
+{
+	struct fleet *f = ctx;
+	struct fleet_job *j;
+	struct fleet_entry *e;
+	long long v;
+
+	if (i >= f->njobs)
+		return -1;
+	j = &f->jobs[i];
+	e = &f->book[j->entry];
+	if (rep->type == RESP_ERROR || (j->op != FLEET_EXPIRE && resp_int(rep, &v)) ||
+	    (j->op == FLEET_EXPIRE && rep->type != RESP_INT)) {
+		/* A refusal, or a key someone else filled with something else: nothing changes. */
+		f->reply_errors++;
+		snprintf(f->reply_why, sizeof(f->reply_why), "%.*s",
+			 (int)(rep->len > 100 ? 100 : rep->len), rep->s ? rep->s : "");
+		return 0;
+	}
+	switch (j->op) {
+	case FLEET_INCRBY:
+		e->pushed += j->delta;
+		settle(f, e, v);
+		break;
+	case FLEET_GET: settle(f, e, v); break;
+	case FLEET_EXPIRE: e->expire = rep->n == 1; break;
+	}
+	return 0;
+}
+
+void fleet_abort(struct fleet *f)
+{
+	/* Pushes not answered stay unconfirmed: their counts go again next round. */
+	f->njobs = 0;
+}
+
+/* ---- the limiter's side --------------------------------------------------------------- */
+
+static int read_shared_map(void *ctx, __u32 rule_id, struct xdp_rl_layers *w)
+{
+	const struct limiter *l = ctx;
+
+	return bpf_map_lookup_elem(l->fd[PIN_SHARED], &rule_id, w) ? -1 : 0;
+}
+
+struct sets_grow {
+	struct fleet_set *v;
+	size_t n, cap;
+	int err;
+};
+
+static struct fleet_set *set_add(struct sets_grow *g)
+{
+	struct fleet_set *v;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 16;
+		v = realloc(g->v, g->cap * sizeof(*v));
+		if (!v) {
+			g->err = ENOMEM;
+			return NULL;
+		}
+		g->v = v;
+	}
+	memset(&g->v[g->n], 0, sizeof(g->v[0]));
+	return &g->v[g->n++];
+}
+
+static int rule_set(const struct rule_spec *r, void *ctx)
+{
+	struct fleet_set *s;
+	char p[64];
+
+	if (r->rule.action != XDP_RL_RULE_LIMIT)
+		return 0;
+	s = set_add(ctx);
+	if (!s)
+		return 1;
+	fmt_prefix(&r->addr, r->prefix, p, sizeof(p));
+	s->lsid = r->rule.lsid;
+	s->n = r->rule.nlayers;
+	memcpy(s->lay, r->rule.layer, sizeof(s->lay));
+	s->rule_id = r->rule.id;
+	if (r->rule.flags & XDP_RL_RULE_F_SHARED) {
+		s->shared = 1;
+		snprintf(s->scope, sizeof(s->scope), "shared");
+		snprintf(s->who, sizeof(s->who), "%s", p);
+	} else {
+		snprintf(s->scope, sizeof(s->scope), "rule=%s", p);
+	}
+	return 0;
+}
+
+/* Source keys' sets first, by lsid; then --shared rules', by rule id (the scan's order). */
+static int by_set(const void *a, const void *b)
+{
+	const struct fleet_set *x = a, *y = b;
+	__u32 kx = x->shared ? x->rule_id : x->lsid, ky = y->shared ? y->rule_id : y->lsid;
+
+	if (x->shared != y->shared)
+		return x->shared - y->shared;
+	return kx < ky ? -1 : kx > ky;
+}
+
+int fleet_load_sets(struct fleet *f, const struct limiter *l)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct sets_grow g = {};
+	struct fleet_set *s = set_add(&g);
+
+	if (s) {
+		s->lsid = live->lsid;
+		s->n = live->nlayers;
+		memcpy(s->lay, live->layer, sizeof(s->lay));
+		snprintf(s->scope, sizeof(s->scope), "all");
+		rules_foreach(l->fd, rule_set, &g);
+	}
+	if (g.err) {
+		free(g.v);
+		errno = g.err;
+		return -1;
+	}
+	qsort(g.v, g.n, sizeof(*g.v), by_set);
+	free(f->sets);
+	f->sets = g.v;
+	f->nsets = g.n;
+	return 0;
+}
+
+int fleet_attach(struct fleet *f, const struct limiter *l)
+{
+	static const int pins[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	long page = sysconf(_SC_PAGESIZE);
+	__u64 need;
+	size_t i;
+
+	fleet_detach(f);
+	for (i = 0; i < 4; i++)
+		if (limiter_table(l, pins[i], &f->t[i], "cannot sync the windows of"))
+			goto fail;
+	if (window_words_base(l, f->base, &need) ||
+	    bpf_obj_get_info_by_fd(l->fd[PIN_REMOTE], &info, &len) || info.max_entries < need) {
+		log_err("cannot sync the windows of '%s': its map remote is not laid out as its "
+			"tables (loaded by another version of xdp-rl? 'xdp-rl load --force' "
+			"replaces it)",
+			l->ifname);
+		goto fail;
+	}
+	f->nwords = info.max_entries;
+	f->remote_len = (f->nwords * sizeof(__u64) + page - 1) / page * page;
+	f->remote =
+		mmap(NULL, f->remote_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[PIN_REMOTE], 0);
+	if (f->remote == MAP_FAILED) {
+		f->remote = NULL;
+		f->remote_len = 0;
+		log_err("cannot sync the windows of '%s': cannot map its map remote: %m",
+			l->ifname);
+		goto fail;
+	}
+	f->v4_prefix = l->cfg.fixed.v4_prefix;
+	f->v6_prefix = l->cfg.fixed.v6_prefix;
+	f->link_local = live->link_local;
+	f->tai_to_unix_ns = live->tai_to_unix_ns;
+	f->read_shared = read_shared_map;
+	f->shared_ctx = (void *)l;
+	if (fleet_load_sets(f, l)) {
+		log_err("cannot sync the windows of '%s': cannot read its rules: %m", l->ifname);
+		goto fail;
+	}
+	return 0;
+fail:
+	fleet_detach(f);
+	return -1;
+}
+
+void fleet_detach(struct fleet *f)
+{
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		mt_unmap(&f->t[i]);
+	if (f->remote && f->remote_len)
+		munmap(f->remote, f->remote_len);
+	f->remote = NULL;
+	f->remote_len = 0;
+	f->nwords = 0;
+}
+
+/* ---- the agent's state, in the `fleet` map ---------------------------------------------- */
+
+struct xdp_rl_fleet *fleet_status_map(const struct limiter *l)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	p = mmap(NULL, (sizeof(struct xdp_rl_fleet) + page - 1) / page * page,
+		 PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[PIN_FLEET], 0);
+	if (p == MAP_FAILED) {
+		log_err("cannot run the fleet agent on '%s': cannot map its map fleet: %m",
+			l->ifname);
+		return NULL;
+	}
+	return p;
+}
+
+void fleet_status_unmap(struct xdp_rl_fleet *st)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (st)
+		munmap(st, (sizeof(*st) + page - 1) / page * page);
+}
+
+int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(l->fd[PIN_FLEET], &zero, st);
+}
+
+__u64 proc_start_ticks(__u64 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The name, in parentheses, may hold anything: fields count from its end. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* starttime is field 22; the state, right after the name, is field 3. */
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%llu", &v) != 1)
+		return 0;
+	return v;
+}
+
+int fleet_agent_alive(const struct xdp_rl_fleet *st)
+{
+	return st->pid && st->pid_start && proc_start_ticks(st->pid) == st->pid_start;
+}
