@@ -64,10 +64,14 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	 * with, what passed and what did not follow from the count.
 	 */
 	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
+	int fleet = limiter_live(l)->flags & XDP_RL_F_FLEET;
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
 	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32];
 	__u32 i;
 
+	/* In a fleet, the others' part counts too: what passed here is the window's own count. */
+	if (fleet && src->charged[0] < passed)
+		passed = src->charged[0];
 	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
 	if (src->has_rule)
 		fmt_prefix(&src->rule, src->rule_prefix, rule, sizeof(rule));
@@ -84,6 +88,9 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 		/* Drops past the limit are counted per CPU: see README, "A flood from one source". */
 		json_u64(j, "count_error_max_packets", src->count_error_packets[0]);
 		json_u64(j, "limit", src->lay[0].limit);
+		/* What the other servers of a fleet counted in the window (xdp-rl fleet). */
+		if (fleet)
+			json_u64(j, "remote", src->remote[0]);
 		json_str(j, "unit", limiter_unit(l));
 		json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[0]));
 		/* As Hammer's get_bucket: created_at, updated_at. */
@@ -116,6 +123,8 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 			printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
 			       (unsigned long long)(src->count[0] - passed),
 			       dry ? "would drop" : "dropped");
+		if (fleet && src->count[i])
+			printf(", %llu elsewhere in the fleet", (unsigned long long)src->remote[i]);
 		if (src->count[i])
 			printf(", %sends in %llu ms", src->nlayers > 1 ? "" : "window ",
 			       (unsigned long long)ms_up(src->expires_in_ns[i]));

@@ -25,6 +25,7 @@ void layers_json(struct json *j, const struct xdp_rl_layer *lay, __u32 n, const 
 		if (src) {
 			json_u64(j, "count", src->count[i]);
 			json_u64(j, "count_error_max_packets", src->count_error_packets[i]);
+			json_u64(j, "remote", src->remote[i]);
 			json_u64(j, "expires_in_ms", ms_up(src->expires_in_ns[i]));
 		}
 		json_end(j);

@@ -9,6 +9,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "fleet.h"
 #include "json.h"
 #include "limiter.h"
 #include "log.h"
@@ -23,6 +24,75 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+/*
+ * The fleet agent's state and counters (xdp-rl fleet), after the limiter's:
+ * null in JSON, and nothing in text, if no agent ever ran on this limiter.
+ */
+static void fleet_print(const struct limiter *l, __u64 now_ns, struct json *j)
+{
+	struct xdp_rl_fleet st;
+	char label[40], w[32];
+	int alive, i, flag = !!(limiter_live(l)->flags & XDP_RL_F_FLEET);
+	__u64 lag = 0;
+
+	if (fleet_status_read(l, &st) || !st.started_unix_ns) {
+		if (j)
+			json_null(j, "fleet");
+		return;
+	}
+	alive = fleet_agent_alive(&st);
+	if (st.last_sync_unix_ns && now_ns > st.last_sync_unix_ns)
+		lag = now_ns - st.last_sync_unix_ns;
+	if (j) {
+		json_obj(j, "fleet");
+		json_str(j, "state", alive ? fleet_state_name(st.state) : "stopped");
+		json_bool(j, "running", alive);
+		json_bool(j, "fleet_mode", flag);
+		if (alive)
+			json_u64(j, "pid", st.pid);
+		else
+			json_null(j, "pid");
+		json_str(j, "redis", st.redis);
+		json_str(j, "group", st.group);
+		json_u64(j, "sync_ms", st.sync_ns / 1000000);
+		/* How long ago Redis last answered a round in full. */
+		if (st.last_sync_unix_ns)
+			json_u64(j, "lag_ms", lag / 1000000);
+		else
+			json_null(j, "lag_ms");
+		json_u64(j, "synced_windows", st.synced);
+		json_u64(j, "round_us", st.round_ns / 1000);
+		for (i = 0; i < XDP_RL_FLEET_STAT_MAX; i++)
+			json_u64(j, fleet_stat_names[i], st.c[i]);
+		json_end(j);
+		return;
+	}
+	fmt_duration(st.sync_ns ? st.sync_ns : 1000000, w, sizeof(w));
+	if (alive)
+		printf("  fleet            %s with Redis at %s, group %s, every %s (pid %llu)\n",
+		       fleet_state_name(st.state), st.redis, st.group, w,
+		       (unsigned long long)st.pid);
+	else
+		printf("  fleet            no agent running (the last synced with %s, group %s)%s\n",
+		       st.redis, st.group,
+		       flag ? "; fleet mode still set: shares count until their windows end" : "");
+	if (st.last_sync_unix_ns)
+		printf("  fleet-lag        %12llu ms since Redis last answered a round in full "
+		       "(%llu windows, %llu us)\n",
+		       (unsigned long long)(lag / 1000000), (unsigned long long)st.synced,
+		       (unsigned long long)(st.round_ns / 1000));
+	for (i = 0; i < XDP_RL_FLEET_STAT_MAX; i++) {
+		snprintf(label, sizeof(label), "fleet-%s", fleet_stat_names[i]);
+		for (char *p = label; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		/* Aligned on the numbers above, however long the name. */
+		printf("  %-16s %*llu\n", label,
+		       (int)(15 - (strlen(label) > 16 ? strlen(label) - 16 : 0)),
+		       (unsigned long long)st.c[i]);
+	}
 }
 
 static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
@@ -55,6 +125,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 					 (__u64)((s->c[i] - prev->c[i]) / secs + 0.5));
 			json_end(&j);
 		}
+		fleet_print(l, (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec, &j);
 		json_end(&j);
 		json_finish(&j);
 		return;
@@ -77,6 +148,7 @@ static void stats_print(const struct limiter *l, const struct xdp_rl_stats *s,
 			printf("   %12.0f/s", (s->c[i] - prev->c[i]) / secs);
 		putchar('\n');
 	}
+	fleet_print(l, (__u64)now.tv_sec * 1000000000ULL + now.tv_nsec, NULL);
 	fflush(stdout);
 }
 

@@ -20,5 +20,6 @@ extern const struct cmd_spec cmd_config_spec;
 extern const struct cmd_spec cmd_metrics_spec;
 extern const struct cmd_spec cmd_exporter_spec;
 extern const struct cmd_spec cmd_gc_spec;
+extern const struct cmd_spec cmd_fleet_spec;
 
 #endif

@@ -234,6 +234,9 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
+	/* A fleet agent syncing the old limiter goes on with this one (cmd_fleet.c). */
+	if (replacing)
+		s->live.flags |= limiter_live(&old)->flags & XDP_RL_F_FLEET;
 	skel_clock(skel, &s->live);
 	rules_summarize(cur.fd, NULL, &rs);
 	live_finish(&s->live, &rs, replacing ? limiter_live(&old) : NULL, s->new_rules);

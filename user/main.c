@@ -22,10 +22,10 @@ static const struct cmd_spec help_spec = {
 
 /* In the order `xdp-rl help` lists them. */
 static const struct cmd_spec *const commands[] = {
-	&cmd_load_spec,	   &cmd_set_spec,      &cmd_unload_spec, &cmd_status_spec,
-	&cmd_stats_spec,   &cmd_get_spec,      &cmd_reset_spec,	 &cmd_charge_spec,
-	&cmd_top_spec,	   &cmd_rule_spec,     &cmd_apply_spec,	 &cmd_config_spec,
-	&cmd_metrics_spec, &cmd_exporter_spec, &cmd_gc_spec,	 &help_spec,
+	&cmd_load_spec,	 &cmd_set_spec,	   &cmd_unload_spec,  &cmd_status_spec,	  &cmd_stats_spec,
+	&cmd_get_spec,	 &cmd_reset_spec,  &cmd_charge_spec,  &cmd_top_spec,	  &cmd_rule_spec,
+	&cmd_apply_spec, &cmd_config_spec, &cmd_metrics_spec, &cmd_exporter_spec, &cmd_gc_spec,
+	&cmd_fleet_spec, &help_spec,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -105,8 +105,8 @@ static void list_options(FILE *f)
  */
 static int changes_state(const struct cmd_spec *c, int argc, char **argv)
 {
-	static const char *const changing[] = { "load",	  "set", "unload", "reset",
-						"charge", "gc",	 "apply",  NULL };
+	static const char *const changing[] = { "load", "set",	 "unload", "reset", "charge",
+						"gc",	"apply", "fleet",  NULL };
 	int i;
 
 	if (!strcmp(c->name, "rule"))

@@ -6,11 +6,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "bpffs.h"
+#include "fleet.h"
 #include "inventory.h"
 #include "limiter.h"
 #include "live.h"
@@ -60,6 +62,8 @@ struct mlim {
 	__u64 memory;
 	struct mrule *rules;
 	size_t nrules, cap;
+	struct xdp_rl_fleet fleet; /* the fleet agent's, if one ever ran (started_unix_ns) */
+	int fleet_alive;
 };
 
 struct mset {
@@ -134,6 +138,9 @@ static int collect(struct mset *s, const struct limiter *l)
 	/* What sources.c keeps of this limiter: the next one may be at the same address. */
 	drops_forget();
 	m->memory = maps_memory(l->fd, NULL);
+	if (fleet_status_read(l, &m->fleet))
+		memset(&m->fleet, 0, sizeof(m->fleet));
+	m->fleet_alive = fleet_agent_alive(&m->fleet);
 	ctx[0] = m;
 	ctx[1] = (void *)l;
 	if (rules_foreach(l->fd, collect_rule, ctx)) {
@@ -571,6 +578,92 @@ static void write_gauges(FILE *f, const struct mset *s)
 	}
 }
 
+/*
+ * The fleet agent of each limiter that has had one (xdp-rl fleet): its
+ * counters (XDP_RL_FLEET_STATS, as xdp_rl_fleet_<metric>_total), whether it
+ * runs, and how far behind Redis it is.
+ */
+static void write_fleet(FILE *f, const struct mset *s)
+{
+	struct fam up = { f, "fleet_agent_up", "gauge",
+			  "1 if a fleet agent (xdp-rl fleet) runs for the limiter, 0 if one ran and "
+			  "stopped",
+			  0 };
+	struct fam lag = { f, "fleet_lag_seconds", "gauge",
+			   "Time since Redis last answered a fleet sync round in full", 0 };
+	struct fam synced = { f, "fleet_synced_windows", "gauge",
+			      "Windows synced with the fleet in the agent's last round", 0 };
+	struct fam round = { f, "fleet_round_seconds", "gauge",
+			     "How long the agent's last round took: scan, Redis, writes", 0 };
+	char family[64], label[32], value[32], name[80], help[160], fk[64], lk[32], vk[32];
+	int done[XDP_RL_FLEET_STAT_MAX] = { 0 };
+	__u64 now = 0;
+	struct timespec ts;
+	const char *kv[2];
+	size_t i;
+	int c;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	for (c = 0; c < XDP_RL_FLEET_STAT_MAX; c++) {
+		struct fam fm = { f, name, "counter", help, 0 };
+		int members[XDP_RL_FLEET_STAT_MAX], nm = 0, k;
+
+		if (done[c])
+			continue;
+		split_metric(fleet_stat_metrics[c], family, sizeof(family), label, sizeof(label),
+			     value, sizeof(value));
+		for (k = c; k < XDP_RL_FLEET_STAT_MAX; k++) {
+			split_metric(fleet_stat_metrics[k], fk, sizeof(fk), lk, sizeof(lk), vk,
+				     sizeof(vk));
+			if (!strcmp(fk, family)) {
+				members[nm++] = k;
+				done[k] = 1;
+			}
+		}
+		snprintf(name, sizeof(name), "fleet_%s_total", family);
+		/* One counter: its own words; a family of them (bytes): by its label. */
+		if (*label)
+			snprintf(help, sizeof(help),
+				 "Bytes between the fleet agent and Redis, by %s", label);
+		else
+			snprintf(help, sizeof(help), "%s", fleet_stat_help[c]);
+		help[0] = (char)(help[0] >= 'a' && help[0] <= 'z' ? help[0] - 32 : help[0]);
+		for (i = 0; i < s->n; i++) {
+			if (!s->v[i].fleet.started_unix_ns)
+				continue;
+			for (k = 0; k < nm; k++) {
+				split_metric(fleet_stat_metrics[members[k]], fk, sizeof(fk), lk,
+					     sizeof(lk), vk, sizeof(vk));
+				kv[0] = lk;
+				kv[1] = vk;
+				sample_u64(&fm, s->v[i].ifname, kv, *lk ? 1 : 0,
+					   s->v[i].fleet.c[members[k]]);
+			}
+		}
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct xdp_rl_fleet *fl = &s->v[i].fleet;
+
+		if (!fl->started_unix_ns)
+			continue;
+		sample_u64(&up, s->v[i].ifname, NULL, 0, s->v[i].fleet_alive);
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct xdp_rl_fleet *fl = &s->v[i].fleet;
+
+		if (fl->started_unix_ns && fl->last_sync_unix_ns)
+			sample_secs(&lag, s->v[i].ifname, NULL, 0,
+				    now > fl->last_sync_unix_ns ? now - fl->last_sync_unix_ns : 0);
+	}
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].fleet.started_unix_ns)
+			sample_u64(&synced, s->v[i].ifname, NULL, 0, s->v[i].fleet.synced);
+	for (i = 0; i < s->n; i++)
+		if (s->v[i].fleet.started_unix_ns)
+			sample_secs(&round, s->v[i].ifname, NULL, 0, s->v[i].fleet.round_ns);
+}
+
 int metrics_write(FILE *f, const char *ifname)
 {
 	struct fam build = { f, "build_info", "gauge",
@@ -588,6 +681,7 @@ int metrics_write(FILE *f, const char *ifname)
 	write_stats(f, &s);
 	write_rules(f, &s);
 	write_gauges(f, &s);
+	write_fleet(f, &s);
 	sample_u64(&build, NULL, kv, 2, 1);
 	mset_free(&s);
 	if (fflush(f) || ferror(f))

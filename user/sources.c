@@ -361,13 +361,14 @@ void source_fill(struct source *src, const struct xdp_rl_state *st, const struct
 	src->same_limits = 1;
 	memcpy(src->lay, lay, src->nlayers * sizeof(*lay));
 	for (i = 0; i < src->nlayers; i++) {
-		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = src->remote[i] = 0;
+		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = 0;
+		src->remote[i] = src->charged[i] = 0;
 		if (!st ||
 		    xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
 		    xdp_rl_window_over(st[i].start_gen, now, lay[i].window_ns))
 			continue;
 		start = xdp_rl_start_ns(st[i].start_gen);
-		src->count[i] = xdp_rl_count(st[i].count_gen);
+		src->count[i] = src->charged[i] = xdp_rl_count(st[i].count_gen);
 		src->started_ns[i] = start;
 		src->expires_in_ns[i] =
 			start + lay[i].window_ns > now ? start + lay[i].window_ns - now : 0;

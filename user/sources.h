@@ -60,6 +60,11 @@ struct source {
 	 * agent last read it (xdp-rl fleet); 0 out of fleet mode.
 	 */
 	__u64 remote[XDP_RL_MAX_LAYERS];
+	/*
+	 * The window's own count, without the drops counted apart: in packets,
+	 * what passed here (and a packet refused per racing CPU).
+	 */
+	__u64 charged[XDP_RL_MAX_LAYERS];
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
