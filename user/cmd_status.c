@@ -79,6 +79,8 @@ static void status_one(struct limiter *l, struct json *j)
 		select_json(j, "select", &live->select);
 		json_str(j, "link_local", word_name(link_local_words, live->link_local));
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
+		/* A fleet agent shares the windows (xdp-rl fleet; stats shows the agent). */
+		json_bool(j, "fleet", live->flags & XDP_RL_F_FLEET);
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
 		json_u64(j, "max_sources", f->max_sources);
@@ -125,6 +127,9 @@ static void status_one(struct limiter *l, struct json *j)
 	       l->ifname);
 	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n", (unsigned long long)n4,
 	       (unsigned long long)n6);
+	if (live->flags & XDP_RL_F_FLEET)
+		printf("  fleet    windows shared through Redis (see 'xdp-rl stats %s')\n",
+		       l->ifname);
 }
 
 static const char *const status_forms[] = { "[IFACE] [--json]", "--all [--json]", NULL };
