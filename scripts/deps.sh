@@ -16,12 +16,16 @@ BUILD_PKGS=(
 	libmicrohttpd-dev bpftool
 )
 # The tests, the demo and the bench; make fuzz (in make test) needs clang's
-# libFuzzer and sanitizer runtimes.
+# libFuzzer and sanitizer runtimes. The fleet's tests run their own Redis
+# (redis-server, redis-cli) and nutcracker in namespaces of their own; on a
+# host with systemd, installing redis-server also starts Debian's service
+# on 127.0.0.1:6379, which the tests do not use.
 RUN_PKGS=(
 	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool curl
 	libclang-rt-dev
+	redis-server redis-tools nutcracker
 )
 # make deb (debian/): debhelper, and lintian, which the tests run on it.
 DEB_PKGS=(

@@ -51,8 +51,12 @@ def bound(limit, rates, above=ABOVE, sync=SYNC_S, d=ROUND_MAX_S):
 
 
 def need(tool):
+    """Skip without @tool, saying so; in CI (which installs it) that is a failure."""
     if not shutil.which(tool):
-        pytest.skip(f"'{tool}' is not installed (scripts/deps.sh installs it)")
+        why = f"'{tool}' is not installed (scripts/deps.sh installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
 
 
 class Fleet:
