@@ -6,12 +6,13 @@
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
-# beside it: kern.json, e2e.json, e2e.jsonl, mem.json). Timings are only
+# beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl). Timings are only
 # measured, never asserted; make test does not run this.
 #
 #   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds
 #   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
+#   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
 # removes them; its traffic stays inside them (sources in 198.19.0.0/16).
@@ -95,6 +96,20 @@ print("  check: 'xdp-rl load --max-sources %d', bpftool map show: " % n + ", ".j
 EOF
 	"$bin" -n "$rx" unload "$rx_if" >/dev/null
 done
+
+say ""
+say "== 4. The fleet agent (xdp-rl fleet): its cost per sync round, with 1 000 and 100 000 active sources"
+say "A redis-server on the receiver namespace's own 127.0.0.1; sources made active by the in-kernel flood (one CPU),"
+say "windows of an hour under a limit none reaches, --sync-above 0 (every open window a candidate). 'flooding': the flood goes on,"
+say "so every window has new counts each round (INCRBY); 'idle': nothing new (GET). CPU: on-CPU time (schedstat) per round."
+fleet_args=(--seconds "${BENCH_FLEET_SECONDS:-5}")
+[ "$quick" = 1 ] && fleet_args+=(--quick)
+if command -v redis-server >/dev/null; then
+	part 300 "$py" "$here/bench_fleet.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
+		--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/fleet" "${fleet_args[@]}"
+else
+	say "  skipped: redis-server is not installed (scripts/deps.sh installs it)"
+fi
 
 say ""
 say "make bench took $(( $(date +%s) - start )) s"
