@@ -256,7 +256,7 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
 	if (hot_read(l->fd[PIN_HOT], ncpu > 0 ? ncpu : 1))
 		return NULL;
-	if (dv.npending) {
+	if (dv.pending && dv.npending) {
 		qsort(dv.pending, dv.npending, sizeof(*dv.pending), by_hot_id);
 		for (i = 1, n = 0; i < dv.npending; i++) {
 			if (dv.pending[i].id == dv.pending[n].id)
