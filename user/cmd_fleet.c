@@ -238,6 +238,12 @@ static int check_limiter(struct agent *a)
 		close(fd);
 	if (id != a->config_id) {
 		fleet_detach(&a->f);
+		/*
+		 * What was pushed is forgotten: the new tables may hold other keys
+		 * in the same places. Open windows' counts go again (counted
+		 * twice until they end: more refusals, never more passes).
+		 */
+		a->f.nbook = 0;
 		if (attach(a)) {
 			log_err("fleet: the limiter on '%s' is gone: stopping (the agent runs "
 				"again once it is loaded)",
@@ -301,6 +307,14 @@ static void st_traffic(struct agent *a, __u64 commands, __u64 out, __u64 in)
 	st_add(a, XDP_RL_FLEET_BYTES_IN, a->r.bytes_in - in);
 }
 
+/* The reply to PING. */
+static int pong(const struct resp_reply *rep, size_t i, void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	return rep->type == RESP_STATUS ? 0 : -1;
+}
+
 /* One round at @start_ms: connect if need be, scan, sync, write. */
 static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 {
@@ -330,7 +344,14 @@ static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 		return;
 	}
 	timeout = a->sync_ns / 1000000 > REPLY_TIMEOUT_MS ? a->sync_ns / 1000000 : REPLY_TIMEOUT_MS;
-	if (n && redis_exchange(&a->r, fleet_reply, &a->f, redis_now_ms() + timeout)) {
+	/* Nothing to sync: a PING, so that the lag says whether Redis answers. */
+	if (!n && redis_queue(&a->r, 1, (const char *const[]){ "PING" }, NULL)) {
+		redis_close(&a->r);
+		snprintf(a->r.why, sizeof(a->r.why), "out of memory");
+		failed(a, "cannot sync with");
+		return;
+	}
+	if (redis_exchange(&a->r, n ? fleet_reply : pong, &a->f, redis_now_ms() + timeout)) {
 		fleet_abort(&a->f);
 		st_traffic(a, commands, out, in);
 		if (!stop)
@@ -562,12 +583,13 @@ static int cmd_fleet(int argc, char **argv)
 	}
 	a.config_id = config_id(a.l.fd[PIN_CONFIG]);
 	a.sets_sig = sets_signature(&a.l);
+	/* This agent's, before the lock goes: a second one started now sees it. */
+	st_begin(&a, redis_addr, group);
 	close(lock);
 	/* Signals cut waits short (no SA_RESTART): a stop is seen within a wait. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	st_begin(&a, redis_addr, group);
 	if (publish_flag(&a, 1)) {
 		st_put(&a.st->pid, 0);
 		goto out;

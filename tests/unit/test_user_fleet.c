@@ -614,3 +614,81 @@ UNIT_TEST(fleet_spoofed_flood)
 	fleet_abort(&a.f);
 	agent_free(&a);
 }
+
+/* A --shared rule's budget, read through the callback as from the `shared` map. */
+static struct xdp_rl_layers shared_windows;
+
+static int read_shared(void *ctx, __u32 rule_id, struct xdp_rl_layers *w)
+{
+	(void)ctx;
+	if (rule_id != 7)
+		return -1;
+	*w = shared_windows;
+	return 0;
+}
+
+UNIT_TEST(fleet_shared_and_v6)
+{
+	struct agent a;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2, gen, k;
+	struct xdp_rl_slot *s;
+	struct xdp_rl_state *w;
+	struct fleet_set *sets;
+	__u32 a6[4];
+
+	agent_make(&a, 4, 16);
+	/* An IPv6 table, keyed per /64, and a --shared rule (id 7) of 100 per 1 s. */
+	table_make(&a.f.t[XDP_RL_T_SRC6], 4);
+	a.f.t[XDP_RL_T_SRC6].v6 = 1;
+	a.f.t[XDP_RL_T_SRC6].slot_size = xdp_rl_slot_size(1, 1);
+	a.f.t[XDP_RL_T_SRC6].bucket_size = XDP_RL_BUCKET_SLOTS * a.f.t[XDP_RL_T_SRC6].slot_size;
+	free(a.f.t[XDP_RL_T_SRC6].mem);
+	a.f.t[XDP_RL_T_SRC6].mem = calloc(4, a.f.t[XDP_RL_T_SRC6].bucket_size);
+	a.f.base[XDP_RL_T_SRC6] = 16;
+	a.f.base[XDP_RL_T_SHARED] = 32;
+	free(a.f.remote);
+	a.f.nwords = 32 + 8 * XDP_RL_MAX_LAYERS;
+	a.f.remote = calloc(a.f.nwords, sizeof(__u64));
+	sets = realloc(a.f.sets, 2 * sizeof(*sets));
+	if (!ASSERT_TRUE(sets, "shared: room for a second set"))
+		goto out;
+	a.f.sets = sets;
+	a.f.sets[1] = a.set;
+	a.f.sets[1].shared = 1;
+	a.f.sets[1].rule_id = 7;
+	a.f.sets[1].lsid = 9;
+	snprintf(a.f.sets[1].scope, sizeof(a.f.sets[1].scope), "shared");
+	snprintf(a.f.sets[1].who, sizeof(a.f.sets[1].who), "198.19.0.0/16");
+	a.f.nsets = 2;
+	a.f.read_shared = read_shared;
+	shared_windows.layer[0].start_gen = (START_NS & ~XDP_RL_GEN_MASK) | 3;
+	shared_windows.layer[0].count_gen = (3ULL << XDP_RL_COUNT_BITS) | 40;
+
+	s = mt_slot(&a.f.t[XDP_RL_T_SRC6], 5);
+	inet_pton(AF_INET6, "2001:db8:1:2::", a6);
+	memcpy(s + 1, a6, 16);
+	s->tag = 0xabcd000000000000ULL | ((__u64)LSID << 2) | XDP_RL_TAG_LIVE;
+	w = mt_windows(&a.f.t[XDP_RL_T_SRC6], s);
+	w->start_gen = (START_NS & ~XDP_RL_GEN_MASK) | 6;
+	w->count_gen = (6ULL << XDP_RL_COUNT_BITS) | 30;
+	fake_find(&db, "xdp-rl:web:all:1s:2001:db8:1:2::/64:1763916130", 1)->v = 5;
+	fake_find(&db, "xdp-rl:web:shared:1s:198.19.0.0/16:1763916130", 1)->v = 25;
+
+	ASSERT_EQ(round_at(&a, &db, now), 4L, "shared and v6: two windows, INCRBY and EXPIRE each");
+	ASSERT_EQ(fake_find(&db, "xdp-rl:web:all:1s:2001:db8:1:2::/64:1763916130", 0)->v, 35LL,
+		  "shared and v6: an IPv6 key, as inet_ntop writes it");
+	ASSERT_EQ(fake_find(&db, "xdp-rl:web:shared:1s:198.19.0.0/16:1763916130", 0)->v, 65LL,
+		  "shared and v6: a --shared budget's key, by the rule's prefix");
+	ASSERT_EQ(remote_of(&a, 16 + 5, &gen), 5ULL, "shared and v6: the IPv6 slot's word: 5");
+	ASSERT_EQ(gen, 6ULL, "shared and v6: with its window's generation");
+	k = 32 + 7 * XDP_RL_MAX_LAYERS; /* the shared budgets' words: a rule's 4 layers each */
+	ASSERT_EQ(remote_of(&a, k, &gen), 25ULL, "shared and v6: the rule's word: 25");
+	ASSERT_EQ(gen, 3ULL, "shared and v6: with the budget's generation");
+	ASSERT_TRUE(a.f.nbook == 2 && a.f.book[0].id < a.f.book[1].id,
+		    "shared and v6: the book holds both, in scan order");
+out:
+	free(a.f.t[XDP_RL_T_SRC6].mem);
+	a.f.t[XDP_RL_T_SRC6].mem = NULL;
+	agent_free(&a);
+}
