@@ -300,6 +300,29 @@ def check_rounds_fast(fleet):
             f"{ROUND_MAX_S * 1e3:.0f} ms"
 
 
+def check_metrics(bed):
+    """metrics: the agent's counters as stats has them, gauges, and promtool's approval."""
+    import test_metrics  # its parser and promtool, for the same checks
+
+    before = bed.stats()["fleet"]
+    text = bed.xdp_ok("metrics", bed.rx_if)
+    after = bed.stats()["fleet"]
+    test_metrics.promtool_check(text)
+    samples, types = test_metrics.parse(text)
+    me = ("interface", bed.rx_if)
+    for stat, metric in (("rounds", "syncs"), ("sync_errors", "sync_errors"),
+                         ("connects", "connects"), ("windows_synced", "windows_synced"),
+                         ("commands", "redis_commands")):
+        got = samples[(f"xdp_rl_fleet_{metric}_total", frozenset([me]))]
+        # The agent runs on: between what stats said just before and just after.
+        assert before[stat] <= got <= after[stat], (stat, before[stat], got, after[stat])
+        assert types[f"xdp_rl_fleet_{metric}_total"] == "counter"
+    assert samples[("xdp_rl_fleet_redis_bytes_total",
+                    frozenset([me, ("direction", "sent")]))] > 0
+    assert samples[("xdp_rl_fleet_agent_up", frozenset([me]))] == 1
+    assert 0 <= samples[("xdp_rl_fleet_lag_seconds", frozenset([me]))] < 5
+
+
 # ---- the bound -------------------------------------------------------------------
 
 def test_two_servers_share_one_limit(fleet):
@@ -341,6 +364,7 @@ def test_two_servers_share_one_limit(fleet):
     st = fleet.fleet_stats(0)
     assert st["rounds"] > 0 and st["commands"] > 0 and st["bytes_sent"] > 0 and \
         st["bytes_received"] > 0 and st["windows_synced"] > 0, st
+    check_metrics(fleet.beds[1])
 
     for i in range(2):
         assert fleet.stop_agent(i) == 0, fleet.agent_log(i)
