@@ -19,6 +19,13 @@
  * I2), so a charge prepared on an earlier read lands in none of them.
  * (With --new-sources exhausted, a packet of the key that finds it BUSY in
  * those microseconds is handled as a new source would be: by the policy.)
+ *
+ * An LRU table's element cannot be claimed (lru.h): a reset deletes it (the
+ * next packet of the key makes a fresh one), or, to hold a count, replaces
+ * it with fresh windows in one step and charges them the count as a packet
+ * would; a charge is a packet's charge without the limit check, read again
+ * after as a packet's is. Every change is to the key's own element, by the
+ * rules of lru.h: no window is ever opened in a value the kernel copies.
  */
 #ifndef XDP_RL_ADMIN_H
 #define XDP_RL_ADMIN_H
@@ -118,7 +125,7 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	pos.tick = clock_ticks();
 	pos.now = clk->now;
 	pos.pad = 0;
-	table_pos(&pos, &key, v6, rq->lsid, cfg_buckets[t], cfg_seed);
+	table_pos(&pos, &key, v6, rq->lsid, t);
 	for (try = 0; try < 2; try++) {
 		at = table_find(map, v6, &key, &pos);
 		if (at < 0 && (rq->op == XDP_RL_ADMIN_CHARGE || rq->count)) {
@@ -128,7 +135,7 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 		}
 		if (at < 0)
 			return 0;
-		s = table_slot(map, v6, at);
+		s = buckets_slot(map, v6, at);
 		if (!s)
 			return -1;
 		w = slot_states(s, v6);
@@ -142,13 +149,13 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 					continue;
 				op = 0;
 				window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op,
-					   &ch.gens[i]);
+					   &ch.gens[i], NULL);
 				opened += op;
 				ch.held_to = i + 1;
 			}
 			st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 			if (READ_ONCE(s->tag) != pos.tag) {
-				layers_undo(w, &ch, rq->from, ch.held_to, rq->count);
+				layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
 				continue; /* the slot passed to another key: again */
 			}
 			slot_touch(s, pos.tick);
@@ -182,6 +189,102 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	return 0;
 }
 
+/*
+ * An LRU table: charge rq->count to the request's layers of the key at
+ * @pos's element @e without the limit check, as a packet charges (lru.h).
+ * 1, or 0 if the element was not the key's (nothing is left charged).
+ */
+static __always_inline int admin_lru_charge(struct xdp_rl_admin *rq, void *e, const int t,
+					    const int v6, const struct table_pos *pos,
+					    const struct window_clock *clk, struct xdp_rl_stats *st)
+{
+	struct xdp_rl_state *w = lru_states(e, v6);
+	__u64 opened = 0, fresh[2];
+	struct charge ch;
+	int i, op, lost = 0;
+
+	lru_fresh(pos, v6, t, fresh);
+	ch.held_to = 0;
+#pragma unroll
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if (!admin_layer(rq, i, cfg_layers))
+			continue;
+		op = 0;
+		window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], fresh);
+		lost |= ch.gens[i] == WINDOW_LOST;
+		opened += op;
+		ch.held_to = i + 1;
+	}
+	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+	if (lost || !lru_holds(e, v6, pos)) {
+		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
+		return 0;
+	}
+	lru_touch(e, v6, pos->tick);
+	return 1;
+}
+
+/*
+ * RESET and CHARGE of a key in an LRU table @t (@map, @v6 constants), and
+ * REMOTE. Returns the request's result.
+ */
+static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, const int t,
+					 const int v6, const struct window_clock *clk,
+					 struct xdp_rl_stats *st)
+{
+	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
+	struct table_pos pos;
+	__u64 *v, *word;
+	int try, existed;
+	__u32 layer;
+	void *e;
+	long r;
+
+	pos.tick = clock_ticks();
+	pos.now = clk->now;
+	table_pos(&pos, &key, v6, rq->lsid, t);
+	if (rq->op == XDP_RL_ADMIN_REMOTE) {
+		layer = rq->from;
+		e = bpf_map_lookup_elem(map, pos.lkey);
+		if (!e || layer >= cfg_layers)
+			return 0;
+		/* A word of the key's window generation: on another key's windows it counts nothing. */
+		word = lru_remote(e, v6);
+		WRITE_ONCE(word[layer & (XDP_RL_MAX_LAYERS - 1)], rq->count);
+		return 1;
+	}
+	if (rq->op == XDP_RL_ADMIN_RESET && !rq->count) {
+		r = bpf_map_delete_elem(map, pos.lkey);
+		if (r)
+			return 0;
+		lru_forgot(t);
+		return 1;
+	}
+	if (rq->op == XDP_RL_ADMIN_RESET) {
+		/* Fresh windows in place of the old ones in one step, then the count, as a charge. */
+		existed = !!bpf_map_lookup_elem(map, pos.lkey);
+		v = lru_value(v6, t, &pos);
+		if (!v || bpf_map_update_elem(map, pos.lkey, v, BPF_ANY))
+			return -1;
+		if (!existed)
+			lru_added(t);
+	}
+	for (try = 0; try < 2; try++) {
+		e = bpf_map_lookup_elem(map, pos.lkey);
+		if (!e) {
+			r = lru_insert(map, v6, t, &pos);
+			if (r < 0)
+				return -1;
+			e = bpf_map_lookup_elem(map, pos.lkey);
+			if (!e)
+				continue;
+		}
+		if (admin_lru_charge(rq, e, t, v6, &pos, clk, st))
+			return 1;
+	}
+	return -1;
+}
+
 /* RESET and CHARGE of a --shared rule's budget (no slot, no tag). */
 static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct window_clock *clk,
 					struct xdp_rl_stats *st)
@@ -200,7 +303,7 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
 			continue;
 		op = 0;
 		if (rq->op == XDP_RL_ADMIN_CHARGE)
-			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &gen);
+			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &gen, NULL);
 		else if (rq->count)
 			window_reset_to(&w[i], clk, rq->window_ns[i], rq->count);
 		else
@@ -273,6 +376,59 @@ static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, cons
 	return n;
 }
 
+/* What admin_lru_close's callback does across the elements it is given. */
+struct lru_close {
+	__u32 t; /* enum xdp_rl_table */
+	__u32 n; /* elements deleted */
+};
+
+static long lru_close_one(void *map, const void *key, void *value, void *ctx)
+{
+	struct lru_close *c = ctx;
+
+	if (!bpf_map_delete_elem(map, key)) {
+		c->n++;
+		lru_forgot(c->t);
+	}
+	return c->n >= XDP_RL_ADMIN_CLOSE_LRU;
+}
+
+/*
+ * CLOSE_BUCKET of an LRU table: forget up to XDP_RL_ADMIN_CLOSE_LRU keys,
+ * deleting their elements (a reset of each). Returns how many.
+ */
+static __always_inline int admin_lru_close(void *map, __u32 t)
+{
+	struct lru_close c = { t, 0 };
+
+	bpf_for_each_map_elem(map, lru_close_one, &c, 0);
+	return c.n;
+}
+
+/* REMOTE of a key of the bucket table: its word in the `remote` map. */
+static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, const int t,
+					const int v6)
+{
+	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
+	struct table_pos pos = {};
+	__u64 *word;
+	__u32 k;
+	long at;
+
+	table_pos(&pos, &key, v6, rq->lsid, t);
+	at = table_find(map, v6, &key, &pos);
+	if (at < 0 || rq->from >= cfg_layers)
+		return 0;
+	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, at_index(at), rq->from,
+			       cfg_layers);
+	word = bpf_map_lookup_elem(&remote, &k);
+	if (!word)
+		return -1;
+	/* A word of the key's window generation: on another key's windows it counts nothing. */
+	WRITE_ONCE(*word, rq->count);
+	return 1;
+}
+
 SEC("xdp")
 int admin(struct xdp_md *ctx)
 {
@@ -293,6 +449,15 @@ int admin(struct xdp_md *ctx)
 	if (!cfg || !st)
 		goto done;
 	clock_setup(&clk, clock_ticks(), live_of(cfg));
+	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET && table_lru()) {
+		switch (rq->table) {
+		case T_SRC4: r = admin_lru_close(&src4, T_SRC4); break;
+		case T_SRC6: r = admin_lru_close(&src6, T_SRC6); break;
+		case T_AGG4: r = admin_lru_close(&agg4, T_AGG4); break;
+		case T_AGG6: r = admin_lru_close(&agg6, T_AGG6); break;
+		}
+		goto done;
+	}
 	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET) {
 		switch (rq->table) {
 		case T_SRC4: r = admin_bucket(rq, &src4, 0); break;
@@ -302,7 +467,32 @@ int admin(struct xdp_md *ctx)
 		}
 		goto done;
 	}
-	if (rq->op != XDP_RL_ADMIN_RESET && rq->op != XDP_RL_ADMIN_CHARGE)
+	if (rq->op == XDP_RL_ADMIN_REMOTE && !table_lru()) {
+		switch (rq->table) {
+		case T_SRC4: r = admin_remote(rq, &src4, T_SRC4, 0); break;
+		case T_SRC6: r = admin_remote(rq, &src6, T_SRC6, 1); break;
+		case T_AGG4: r = admin_remote(rq, &agg4, T_AGG4, 0); break;
+		case T_AGG6: r = admin_remote(rq, &agg6, T_AGG6, 1); break;
+		}
+		goto done;
+	}
+	if (rq->op != XDP_RL_ADMIN_RESET && rq->op != XDP_RL_ADMIN_CHARGE &&
+	    rq->op != XDP_RL_ADMIN_REMOTE)
+		goto done;
+	if (table_lru()) {
+		switch (rq->table) {
+		case T_SRC4: r = admin_lru_key(rq, &src4, T_SRC4, 0, &clk, st); break;
+		case T_SRC6: r = admin_lru_key(rq, &src6, T_SRC6, 1, &clk, st); break;
+		case T_AGG4: r = admin_lru_key(rq, &agg4, T_AGG4, 0, &clk, st); break;
+		case T_AGG6: r = admin_lru_key(rq, &agg6, T_AGG6, 1, &clk, st); break;
+		case T_SHARED:
+			if (rq->op != XDP_RL_ADMIN_REMOTE)
+				r = admin_shared(rq, &clk, st);
+			break;
+		}
+		goto done;
+	}
+	if (rq->op == XDP_RL_ADMIN_REMOTE)
 		goto done;
 	switch (rq->table) {
 	case T_SRC4: r = admin_key(rq, &src4, T_SRC4, 0, &clk, st); break;

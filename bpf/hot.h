@@ -14,29 +14,105 @@
  * each packet decides is what the full charge would have decided (the
  * count only grows, until the window ends); only where its drop is counted
  * changes. `get` and `top` add the three together (user/sources.c).
+ *
+ * With an LRU table (lru.h) a key's drops word is in its element, and its
+ * windows are called by a hash of the key in the hot entries (entry_hot):
+ * `hot_key` keeps the key beside each entry, for the flush to look the
+ * element up. There a window's generation is not its predecessor's + 1
+ * (window.h), so a flush adds to the word only while the window it counts
+ * for is still the one open (its generation is the window's now), and
+ * drops the drops of a window over.
  */
 #ifndef XDP_RL_HOT_H
 #define XDP_RL_HOT_H
 
 #include "maps.h"
 #include "window.h"
+#include "table.h"
+
+/*
+ * LRU tables: the drops word of layer @layer of the element of the key
+ * that hot_key entry @e keeps, in @map, and the generation of its window
+ * now in *cur; NULL if the key has no element.
+ */
+static __always_inline __u64 *hot_lru_word(void *map, const int v6, __u32 e, __u32 layer,
+					   __u64 *cur)
+{
+	struct xdp_rl_hot_key *hk = bpf_map_lookup_elem(&hot_key, &e);
+	void *el;
+
+	if (!hk || layer >= cfg_layers)
+		return NULL;
+	el = bpf_map_lookup_elem(map, hk->key);
+	if (!el)
+		return NULL;
+	*cur = xdp_rl_gen_of_count(READ_ONCE(lru_states(el, v6)[layer & 3].count_gen));
+	return lru_drops(el, v6, layer);
+}
+
+/*
+ * LRU tables: add @n drops of window generation @gen to @word while that
+ * window is the one open (@cur, its generation now); else they are of a
+ * window over, and dropped.
+ */
+static __always_inline int hot_flush_now(__u64 *word, __u64 gen, __u64 cur, __u64 n)
+{
+	__u64 w, next;
+	int i;
+
+	if (!word || cur != gen)
+		return 0;
+	for (i = 0; i < WINDOW_TRIES; i++) {
+		w = READ_ONCE(*word);
+		if (w >> XDP_RL_DROPS_BITS == gen) {
+			next = w + n;
+			if ((next & XDP_RL_DROPS_MASK) < (w & XDP_RL_DROPS_MASK))
+				return 0; /* never wraps into the generation */
+		} else {
+			next = (gen << XDP_RL_DROPS_BITS) | (n & XDP_RL_DROPS_MASK);
+		}
+		if (__sync_val_compare_and_swap(word, w, next) == w)
+			return 0;
+	}
+	return 0;
+}
 
 /*
  * Add @n drops of window @id to its word in `drops`: while the word names
  * that window's generation; a word of an older generation starts again;
  * drops of a generation older than the word's are of a window over, and
- * dropped. Global, so that the verifier checks it once.
+ * dropped. @e: the hot entry they were counted in (an LRU table's key is
+ * in hot_key there). Global, so that the verifier checks it once.
  */
-__noinline int hot_flush(__u64 id, __u64 n)
+__noinline int hot_flush(__u64 id, __u64 n, __u32 e)
 {
 	__u32 kind = (id >> 48) - 1, t = kind / XDP_RL_MAX_LAYERS, layer = kind % XDP_RL_MAX_LAYERS;
 	__u32 index = (id >> 16) & 0xffffffff, k;
-	__u64 gen = id & 0xffff, w, wgen, next;
+	__u64 gen = id & 0xffff, w, wgen, next, cur = ~0ULL;
+	struct xdp_rl_state *sh;
 	__u64 *word;
 	int i;
 
 	if (!id || t > T_SHARED)
 		return 0;
+	if (cfg_table == XDP_RL_TABLE_LRU) {
+		switch (t) {
+		case T_SRC4: word = hot_lru_word(&src4, 0, e, layer, &cur); break;
+		case T_SRC6: word = hot_lru_word(&src6, 1, e, layer, &cur); break;
+		case T_AGG4: word = hot_lru_word(&agg4, 0, e, layer, &cur); break;
+		case T_AGG6: word = hot_lru_word(&agg6, 1, e, layer, &cur); break;
+		default:
+			/* A shared budget: its word in `drops`, its window in `shared`. */
+			k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, index, layer,
+					       XDP_RL_MAX_LAYERS);
+			word = bpf_map_lookup_elem(&drops, &k);
+			sh = bpf_map_lookup_elem(&shared, &index);
+			if (sh)
+				cur = xdp_rl_gen_of_count(READ_ONCE(sh[layer & 3].count_gen));
+			break;
+		}
+		return hot_flush_now(word, gen, cur, n);
+	}
 	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, index, layer,
 			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
 	word = bpf_map_lookup_elem(&drops, &k);
@@ -59,11 +135,17 @@ __noinline int hot_flush(__u64 id, __u64 n)
 	return 0;
 }
 
-/* A drop of @inc (a packet, or its bytes) of window @id, counted in this CPU's entry. */
-static __always_inline void hot_drop(__u64 id, __u64 inc)
+/*
+ * A drop of @inc (a packet, or its bytes) of window @id, counted in this
+ * CPU's entry. @pos: the key's position in an LRU table (its key goes to
+ * hot_key beside the entry), or NULL.
+ */
+static __always_inline void hot_drop(__u64 id, __u64 inc, const struct table_pos *pos)
 {
 	__u32 e = xdp_rl_hot_entry(id, cfg_hot_mask);
 	struct xdp_rl_hot *h = bpf_map_lookup_elem(&hot, &e);
+	struct xdp_rl_hot_key *hk;
+	int i;
 
 	if (!h)
 		return;
@@ -71,13 +153,19 @@ static __always_inline void hot_drop(__u64 id, __u64 inc)
 		h->drops += inc;
 		if (++h->n < XDP_RL_HOT_FLUSH)
 			return;
-		hot_flush(id, h->drops);
+		hot_flush(id, h->drops, e);
 		h->drops = 0;
 		h->n = 0;
 		return;
 	}
 	if (h->id && h->drops)
-		hot_flush(h->id, h->drops);
+		hot_flush(h->id, h->drops, e);
+	if (pos) {
+		hk = bpf_map_lookup_elem(&hot_key, &e);
+		if (hk)
+			for (i = 0; i < 6; i++)
+				hk->key[i] = pos->lkey[i];
+	}
 	h->id = id;
 	h->drops = inc;
 	h->n = 1;

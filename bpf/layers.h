@@ -28,9 +28,11 @@
  */
 struct where {
 	__u32 t;     /* enum xdp_rl_table */
-	__u32 index; /* the slot's index, or the --shared rule's id */
+	__u32 index; /* the slot's index, or the --shared rule's id; LRU: its hot index */
 	__u32 fleet;
 	__u32 pad;
+	__u64 *remote; /* LRU: the element's fleet words (table.h); NULL: the `remote` map's */
+	__u64 *fresh;  /* LRU: the key's fresh windows, start_gen and count_gen; NULL: none */
 };
 
 /*
@@ -45,6 +47,10 @@ static __always_inline __u64 remote_count(const struct where *wh, __u32 layer, _
 
 	if (!wh->fleet || t > T_SHARED)
 		return 0;
+	if (wh->remote) {
+		v = READ_ONCE(wh->remote[layer & (XDP_RL_MAX_LAYERS - 1)]);
+		return (v >> XDP_RL_REMOTE_BITS) == (gen & 0xffff) ? v & XDP_RL_REMOTE_MASK : 0;
+	}
 	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, wh->index, layer,
 			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
 	w = bpf_map_lookup_elem(&remote, &k);
@@ -59,16 +65,17 @@ struct charge {
 	__u64 gens[XDP_RL_MAX_LAYERS]; /* window generation charged, per layer */
 	int refused;		       /* the layer that refused, or -1 */
 	int held_from, held_to;	       /* the layers still holding the charge */
+	int lost; /* a window was fresh for another key: the element is not the key's */
 };
 
-/* Take back the charges of layers [@from, @to). */
+/* Take back the charges of layers [@from, @to) of @st, which has room for @room. */
 static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch, int from,
-					int to, __u64 inc)
+					int to, __u64 inc, __u32 room)
 {
 	int i;
 
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-		if (i >= to)
+		if (i >= to || (__u32)i >= room)
 			break;
 		if (i >= from)
 			window_undo(&st[i], ch->gens[i], inc);
@@ -130,12 +137,15 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 
 	ch->refused = -1;
 	ch->held_from = 0;
+	ch->lost = 0;
 	if (room == 1) {
 		/* One window per key (the default): no loop, nothing to take back. */
 		op = 0;
-		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0]);
+		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0],
+				   wh->fresh);
 		*opened += op;
 		ch->held_to = 1;
+		ch->lost = ch->gens[0] == WINDOW_LOST;
 		/* The fleet's share of the window counts as if charged here. */
 		if (count + remote_count(wh, 0, ch->gens[0]) > lay[0].limit)
 			ch->refused = 0;
@@ -146,16 +156,18 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;
 		op = 0;
-		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i]);
+		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i],
+				   wh->fresh);
 		*opened += op;
 		if (count + remote_count(wh, i, ch->gens[i]) > lay[i].limit) {
 			ch->refused = i;
+			ch->lost = ch->gens[i] == WINDOW_LOST;
 			break;
 		}
 	}
 	ch->held_to = i + (ch->refused >= 0);
 	if (ch->refused > 0) {
-		layers_undo(st, ch, 0, ch->refused, inc);
+		layers_undo(st, ch, 0, ch->refused, inc, room);
 		ch->held_from = ch->refused;
 	}
 	return ch->refused < 0;

@@ -25,6 +25,8 @@ const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
 /* The `hot` map's entries - 1 (a power of two, xdp_rl_hot_entries). */
 const volatile __u32 cfg_hot_mask = XDP_RL_HOT_ENTRIES_MIN - 1;
+/* What keeps the sources' windows: enum xdp_rl_table_kind (--table; table.h). */
+const volatile __u32 cfg_table = XDP_RL_TABLE_BUCKETS;
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
@@ -60,7 +62,9 @@ struct {
 /*
  * Source tables (table.h): buckets of slots. xdp-rl sets the number of
  * buckets from --max-sources, and the value size from the layers a slot has
- * room for, before load.
+ * room for, before load. With --table lru, xdp-rl gives the program, under
+ * the same names, LRU hashes it made itself before load (with the BTF of
+ * their values, user/skel.c), and the bucket code is never run (cfg_table).
  */
 #define SOURCE_TABLE(name)                                    \
 	struct {                                              \
@@ -165,15 +169,44 @@ struct {
 } hot SEC(".maps");
 
 /*
- * Room per CPU for what the general path hands to charge() (struct
- * charge_req): on the stack it would take the call chain past the 512
- * bytes the verifier allows (xdp_rl, limit_slow, table_insert).
+ * LRU tables: the key of each `hot` entry's window, for its drops to find
+ * the element (hot.h). xdp-rl leaves it one entry long for the bucket table.
  */
-#define SCRATCH_SIZE 128
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_RL_HOT_ENTRIES_MIN); /* as `hot`, at load */
+	__type(key, __u32);
+	__type(value, struct xdp_rl_hot_key);
+} hot_key SEC(".maps");
+
+/* LRU tables: the generation counter and the elements each table holds (enum xdp_rl_lru_word). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDP_RL_LRU_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lru SEC(".maps");
+
+/*
+ * Room per CPU for what the general path hands to charge() (struct
+ * charge_req, entry SCRATCH_REQ) and what charge() notes of it (struct
+ * charge, SCRATCH_CHARGE): on the stack they would take the call chain past
+ * the 512 bytes the verifier allows (xdp_rl, limit_slow, charge,
+ * window_hit_slow); and for the value an LRU table's insert copies in
+ * (entries SCRATCH_LRU4 and 6, one per family: nothing but the key, seen
+ * and the windows is ever written there, so drops and fleet words are 0).
+ */
+#define SCRATCH_SIZE   192
+#define SCRATCH_REQ    0
+#define SCRATCH_LRU4   1
+#define SCRATCH_LRU6   2
+#define SCRATCH_CHARGE 3
+
+_Static_assert(XDP_RL_LRU_VALUE_MAX <= SCRATCH_SIZE, "an LRU value outgrew scratch");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 4);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, SCRATCH_SIZE);
 } scratch SEC(".maps");

@@ -1,53 +1,32 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * table.h - the source tables: fixed arrays of buckets shared by every CPU,
- * where finding a source costs one bucket.
+ * table.h - the source tables, as the datapath sees them: where a key's
+ * windows are, whether it has any, giving it some, and reading again after
+ * a charge that they are still its own. Two tables are behind it, picked
+ * at load (cfg_table, a constant: the verifier prunes the other):
  *
- * Layout (include/xdp_rl.h): a table is an array map of buckets of
- * XDP_RL_BUCKET_SLOTS slots. A key may live in either of two buckets chosen
- * by its keyed hash. It is looked for in the first, then in the second, and
- * inserted into the one with more room (the first on a tie): three keys in
- * four are found in their first bucket, so a lookup mostly reads one
- * bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
- * 128 bytes, two adjacent 64-byte lines; IPv6, 192; each window more, 64.
- * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
- * hashes and compares through calls.
+ *   buckets.h  xdp-rl's bucket table (the default): a key lives in a slot
+ *              of one of two buckets of an array, found with one bucket
+ *              read; a slot changes hands under an insert lock, in steps;
+ *   lru.h      the kernel's LRU hash: a key lives in an element of its own,
+ *              found by the kernel's lookup; the kernel gives an element to
+ *              another key when the table is full.
  *
- * Exactness while slots change hands. The steady state takes no lock: a
- * packet finds the slot whose tag is its key's, charges its windows
- * (window.h), and reads the tag again. Inserts take a lock, one of
- * XDP_RL_LOCKS chosen by the key's hash, so two CPUs never insert one key
- * twice. Under it a slot passes to a new key in three steps:
+ * Both hold the same state (include/xdp_rl.h): a key, when its source was
+ * last seen, and a window per layer; and both keep the same promise,
+ * argued beside each: a packet passes only on a charge counted in a window
+ * of its own key. The interface:
  *
- *   1. its tag goes from what it was to the new key's with BUSY set, by a
- *      compare-and-swap (inserts of other keys, under other locks, may race
- *      for the same slot; one wins). From then on no packet matches the slot:
- *      not the old key's, and not yet the new key's;
- *   2. each of its windows is closed (window_close: its generation moves
- *      on, empty), so the new key's first packet opens a window of its own;
- *   3. the tag is set to the new key's.
- *
- * A packet of the old key that matched the slot before step 1 and charged a
- * window after step 2, and so the new key's window, sees the tag changed
- * when it reads it again: the charge is an atomic instruction, a full
- * barrier, made after step 1. It takes its charges back (window_undo lands
- * only in the window charged) and looks again, as a new source. Until then
- * the new key's count holds one charge too many: under that race a packet
- * of the new key may be refused that could have passed, never passed one
- * that should not. A charge made before step 2 is in a window step 2
- * closed, and counts for nothing.
- *
- * Which slot goes: an empty one (in the emptier of the key's two buckets),
- * else one whose windows are all over (nothing is lost), else the one whose
- * source was seen longest ago among the key's two buckets. Only the last is
- * an eviction: a source's open window is forgotten, as the least recently
- * used entry of an LRU map is. A key's windows are judged over with the
- * global limits' lengths if it is charged under them, else (a rule's limit
- * set) with the longest window any limit has (struct xdp_rl_live's
- * max_window_ns): never taken for over while open.
- *
- * User space never writes a slot; it asks the program to (admin.h), which
- * claims the slot by the same BUSY step under the key's insert lock.
+ *   table_pos    where a key goes (its tag and buckets; its LRU key)
+ *   table_find   whether it has an entry (a slot, an element): a position
+ *   table_insert give it one (xdp_rl.bpf.c, a global function)
+ *   table_entry  the entry at a position, as a pointer
+ *   entry_states its windows
+ *   entry_holds  whether it still holds the key (after a charge)
+ *   entry_touch  note that its source was seen
+ *   entry_remote where its fleet words are (NULL: the `remote` map's)
+ *   entry_fresh  its fresh windows (LRU), for window_hit_slow
+ *   entry_hot    what the per-CPU `hot` entries call its windows (hot.h)
  */
 #ifndef XDP_RL_TABLE_H
 #define XDP_RL_TABLE_H
@@ -62,24 +41,29 @@ struct table_key {
 
 /* Where a key goes in a table, and the time of the packet looking. */
 struct table_pos {
-	__u64 tag;    /* the key's tag, LIVE */
-	__u64 now;    /* the window clock */
-	__u32 b1, b2; /* its buckets */
-	__u32 lock;   /* its insert lock */
-	__u32 pad;    /* 0: a global function's argument is read whole */
-	__u64 tick;   /* jiffies, for struct xdp_rl_slot's seen */
+	union {
+		struct {	      /* the bucket table */
+			__u64 tag;    /* the key's tag, LIVE */
+			__u32 b1, b2; /* its buckets */
+			__u32 lock;   /* its insert lock */
+			__u32 pad;    /* 0: a global function's argument is read whole */
+		};
+		/* An LRU table: the key (struct xdp_rl_lru_key4 or 6), then 0. */
+		__u32 lkey[6];
+	};
+	__u64 now;  /* the window clock */
+	__u64 tick; /* jiffies, for when the source was seen */
 };
 
-#define SEEN_FOUND 0xffffULL /* seen's low bits once a packet found the slot */
-
 /*
- * Where a key's slot is, as table_find and table_insert give it (a number,
- * so that the paths that find a slot join with one verifier state): the
- * slot's index, bucket * XDP_RL_BUCKET_SLOTS + slot, in the low 32 bits,
- * and above them what an insert did; -1 if the key has no slot. Read it
- * with the accessors below.
+ * Where a key's entry is, as table_find and table_insert give it (a number,
+ * so that the paths that find an entry join with one verifier state): the
+ * bucket table's slot index, bucket * XDP_RL_BUCKET_SLOTS + slot, in the
+ * low 32 bits (0 for an LRU table, whose elements the kernel finds by
+ * key), and above them what an insert did; -1 if the key has no entry.
+ * Read it with the accessors below.
  */
-#define INSERT_NEW     (1L << 40) /* the key was given a slot */
+#define INSERT_NEW     (1L << 40) /* the key was given an entry */
 #define INSERT_EVICTED (1L << 41) /* ... that held an open window of another */
 #define INSERT_WHERE   0xffffffffL
 
@@ -89,13 +73,13 @@ static __always_inline __u32 at_index(long at)
 	return at & INSERT_WHERE;
 }
 
-/* Whether the insert gave the key a slot of its own (it had none). */
+/* Whether the insert gave the key an entry of its own (it had none). */
 static __always_inline int at_inserted(long at)
 {
 	return !!(at & INSERT_NEW);
 }
 
-/* Whether that slot held an open window of another key (an eviction). */
+/* Whether that entry held another key (an eviction). */
 static __always_inline int at_evicted(long at)
 {
 	return !!(at & INSERT_EVICTED);
@@ -107,310 +91,92 @@ static __always_inline long at_flags(long at)
 	return at & ~INSERT_WHERE;
 }
 
-/* Where @key, charged under limit set @lsid, lives in a table of @nbuckets buckets. */
+#include "buckets.h"
+#include "lru.h"
+
+static __always_inline int table_lru(void)
+{
+	return cfg_table == XDP_RL_TABLE_LRU;
+}
+
+/* Where @key, charged under limit set @lsid, goes in table @t (@v6: an IPv6 table). */
 static __always_inline void table_pos(struct table_pos *pos, const struct table_key *key,
-				      const int v6, __u32 lsid, __u32 nbuckets, __u64 seed)
+				      const int v6, __u32 lsid, __u32 t)
 {
-	__u64 h = xdp_rl_hash(key->k, v6, lsid, seed);
-
-	pos->tag = xdp_rl_tag(key->k, v6, lsid, h);
-	xdp_rl_bucket_pair(h, nbuckets, &pos->b1, &pos->b2);
-	pos->lock = xdp_rl_lock_of(h);
+	if (table_lru())
+		lru_pos(pos, key, v6, lsid);
+	else
+		buckets_pos(pos, key, v6, lsid, cfg_buckets[t & 3], cfg_seed);
 }
 
-static __always_inline struct xdp_rl_state *slot_states(struct xdp_rl_slot *s, const int v6)
-{
-	return (void *)s + xdp_rl_slot_head(v6);
-}
-
-/* Whether @s (an IPv6 slot) holds @key; its tag matched. */
-static __always_inline int slot_key_is(const struct xdp_rl_slot *s, const struct table_key *key)
-{
-	const struct xdp_rl_key6 *k = (const void *)(s + 1);
-
-	return k->addr[0] == key->k[0] && k->addr[1] == key->k[1] && k->addr[2] == key->k[2] &&
-	       k->addr[3] == key->k[3];
-}
-
-/*
- * The slot of @key in bucket @b of @map (one window per slot), its index in
- * *index, or NULL: an
- * early exit per slot, for the fast path, whose paths do not go on to the
- * general path's charge (there, bucket_match keeps to one path).
- */
-static __always_inline struct xdp_rl_slot *
-bucket_find(void *map, __u32 b, const int v6, const struct table_key *key, __u64 tag, __u32 *index)
-{
-	struct xdp_rl_slot *s;
-	void *bk;
-	__u32 j;
-
-	bk = bpf_map_lookup_elem(map, &b);
-	if (!bk)
-		return NULL;
-	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
-		s = bk + j * xdp_rl_slot_size(v6, 1);
-		if (READ_ONCE(s->tag) == tag && (!v6 || slot_key_is(s, key))) {
-			*index = b * XDP_RL_BUCKET_SLOTS + j;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Masks without branches. BPF has no set-on-condition instruction, so a
- * compare costs a branch, and every branch that picks among slots doubles
- * the paths the verifier walks after it; these keep a bucket scan one path.
- * barrier_var hides what the arithmetic means, or LLVM would turn it back
- * into compares and branches.
- */
-
-/* All ones if @x is not 0, else 0. */
-static __always_inline __u64 mask_nonzero(__u64 x)
-{
-	__u64 neg = -x, m;
-
-	barrier_var(neg);
-	m = -((x | neg) >> 63);
-	barrier_var(m);
-	return m;
-}
-
-/* All ones if @a < @b, else 0; both below 2^63. */
-static __always_inline __u64 mask_below(__u64 a, __u64 b)
-{
-	__u64 d = a - b, m;
-
-	barrier_var(d);
-	m = -(d >> 63);
-	barrier_var(m);
-	return m;
-}
-
-/*
- * Match @key against the slots of bucket @bk: returns all ones if one holds
- * it, with its index in *at. A key is in at most one slot of its two
- * buckets (inserts look under the lock), so matches can be summed.
- */
-static __always_inline __u64 bucket_match(void *bk, const int v6, const struct table_key *key,
-					  __u64 tag, __u32 *at)
-{
-	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
-	const struct xdp_rl_key6 *k6;
-	struct xdp_rl_slot *s;
-	__u64 m, any = 0;
-	__u32 j;
-
-	*at = 0;
-#pragma unroll
-	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
-		s = bk + j * size;
-		m = READ_ONCE(s->tag) ^ tag;
-		if (v6) {
-			k6 = (const void *)(s + 1);
-			m |= (k6->addr[0] ^ key->k[0]) | (k6->addr[1] ^ key->k[1]) |
-			     (k6->addr[2] ^ key->k[2]) | (k6->addr[3] ^ key->k[3]);
-		}
-		m = ~mask_nonzero(m);
-		*at |= j & m;
-		any |= m;
-	}
-	*at &= XDP_RL_BUCKET_SLOTS - 1;
-	return any;
-}
-
-/*
- * table_find - where @key is in @map (a constant at each call site, so that
- * the verifier inlines the array lookups): bucket * XDP_RL_BUCKET_SLOTS +
- * slot, or -1. A number, not a pointer: the paths that find a slot (in
- * either bucket, or by inserting) join with one state, and table_slot()
- * turns it into a pointer once.
- */
+/* Whether @key (at @pos) has an entry in @map: its position, or -1. */
 static __always_inline long table_find(void *map, const int v6, const struct table_key *key,
 				       const struct table_pos *pos)
 {
-	void *bk;
-	__u32 at;
-
-	bk = bpf_map_lookup_elem(map, &pos->b1);
-	if (bk && bucket_match(bk, v6, key, pos->tag, &at))
-		return (long)pos->b1 * XDP_RL_BUCKET_SLOTS + at;
-	bk = bpf_map_lookup_elem(map, &pos->b2);
-	if (bk && bucket_match(bk, v6, key, pos->tag, &at))
-		return (long)pos->b2 * XDP_RL_BUCKET_SLOTS + at;
-	return -1;
+	if (table_lru())
+		return bpf_map_lookup_elem(map, pos->lkey) ? 0 : -1;
+	return buckets_find(map, v6, key, pos);
 }
 
-/* The slot at @at (from table_find or table_insert) in @map, or NULL. */
-static __always_inline struct xdp_rl_slot *table_slot(void *map, const int v6, long at)
-{
-	__u32 b = at_index(at) / XDP_RL_BUCKET_SLOTS;
-	void *bk = bpf_map_lookup_elem(map, &b);
+/*
+ * The entries, for a table kind @lru known where they are compiled (a
+ * constant: charge() is compiled once per table, so that each copy holds
+ * on the stack only what its table needs), or table_lru().
+ */
 
-	if (!bk)
+/* The entry at position @at of the key at @pos in @map, or NULL (LRU: none now). */
+static __always_inline void *table_entry(void *map, const int v6, const struct table_pos *pos,
+					 long at, const int lru)
+{
+	if (lru)
+		return bpf_map_lookup_elem(map, pos->lkey);
+	return buckets_slot(map, v6, at);
+}
+
+static __always_inline struct xdp_rl_state *entry_states(void *e, const int v6, const int lru)
+{
+	return lru ? lru_states(e, v6) : slot_states(e, v6);
+}
+
+/* Whether entry @e still holds the key at @pos: read again after a charge. */
+static __always_inline int entry_holds(void *e, const int v6, const struct table_pos *pos,
+				       const int lru)
+{
+	if (lru)
+		return lru_holds(e, v6, pos);
+	return READ_ONCE(((struct xdp_rl_slot *)e)->tag) == pos->tag;
+}
+
+static __always_inline void entry_touch(void *e, const int v6, __u64 tick, const int lru)
+{
+	if (lru)
+		lru_touch(e, v6, tick);
+	else
+		slot_touch(e, tick);
+}
+
+static __always_inline __u64 *entry_remote(void *e, const int v6, const int lru)
+{
+	return lru ? lru_remote(e, v6) : NULL;
+}
+
+/* The fresh windows of the key at @pos in table @t into @fresh: LRU only (NULL otherwise). */
+static __always_inline __u64 *entry_fresh(const struct table_pos *pos, const int v6, __u32 t,
+					  __u64 *fresh)
+{
+	if (!table_lru())
 		return NULL;
-	return bk + (at_index(at) % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
+	lru_fresh(pos, v6, t, fresh);
+	return fresh;
 }
 
 /*
- * Victim ranks (lower goes first), branch-free: an empty slot of the bucket
- * with more empty slots 0 (the first bucket on a tie), an empty slot of the
- * other 1, a slot whose windows are all over 2, else 3 plus how recently
- * its source was seen; never a BUSY slot. Filling the emptier of a key's two
- * buckets keeps buckets from overflowing while the table has room: at half
- * full (--max-sources) a few keys in a million find both full, where always
- * filling the first would turn away three in a thousand.
+ * What the `hot` entries call the key's windows (xdp_rl_hot_id's index):
+ * its slot index, or (LRU) 32 bits of its fresh windows' tag.
  */
-#define RANK_STALE   2
-#define RANK_AGE_MAX ((1ULL << 50) - 1)
-#define RANK_NEVER   (1ULL << 62)
-
-static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const int v6,
-				       const struct table_pos *pos, const struct xdp_rl_live *live,
-				       __u64 other_bucket)
+static __always_inline __u32 entry_hot(long at, const __u64 *fresh, const int lru)
 {
-	struct xdp_rl_state *st = slot_states(s, v6);
-	__u64 open = 0, age, rank, now, seen, start, w, m;
-	int i;
-
-	/* All ones if the key is charged under the global limits. */
-	m = ~mask_nonzero(xdp_rl_tag_lsid(tag) ^ live->lsid);
-#pragma unroll
-	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-		if ((__u32)i >= cfg_layers)
-			break;
-		/* Open, as xdp_rl_window_over says: started, not lasted, not on another clock. */
-		w = (live->layer[i].window_ns & m) | (live->max_window_ns & ~m);
-		start = xdp_rl_start_ns(READ_ONCE(st[i].start_gen));
-		open |= mask_nonzero(start) & mask_below(pos->now, start + w) &
-			~mask_below(pos->now + XDP_RL_AHEAD_MAX_NS, start);
-	}
-	/*
-	 * Seen longest ago first; a stamp from a later tick (another CPU's) is
-	 * age 0, and ages stop at 2^34 ticks (199 days at HZ=1000) so that the
-	 * rank stays above a stale slot's.
-	 */
-	now = (pos->tick << 16) | SEEN_FOUND;
-	seen = READ_ONCE(s->seen);
-	age = (now - seen) & ~mask_below(now, seen);
-	m = mask_below(RANK_AGE_MAX, age);
-	age = (age & ~m) | (RANK_AGE_MAX & m);
-	rank = RANK_STALE + (open & (1 + RANK_AGE_MAX - age));
-	rank = (mask_nonzero(tag & XDP_RL_TAG_BUSY) & RANK_NEVER) |
-	       (~mask_nonzero(tag & XDP_RL_TAG_BUSY) & rank);
-	return (rank & mask_nonzero(tag)) | (other_bucket & 1 & ~mask_nonzero(tag));
-}
-
-/* The empty slots of bucket @bk. */
-static __always_inline __u64 bucket_free(void *bk, const int v6)
-{
-	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
-	struct xdp_rl_slot *s;
-	__u64 n = 0;
-	__u32 j;
-
-#pragma unroll
-	for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
-		s = bk + j * size;
-		n += 1 + mask_nonzero(READ_ONCE(s->tag)); /* 1 if empty, else 0 */
-	}
-	return n;
-}
-
-/* Insert attempts (a victim taken by a racing insert of another key) before giving up. */
-#define TABLE_CLAIM_TRIES 2
-
-/*
- * Give @key a slot in the buckets @bk1 and @bk2 of a table (the protocol
- * above), unless it has one. Returns where, as bucket number (0 or 1) times
- * XDP_RL_BUCKET_SLOTS plus the slot, with INSERT_NEW and INSERT_EVICTED; or
- * -1 if no slot could be had, which only a storm of racing inserts into the
- * same buckets can cause. @order ranks inserts within a tick.
- */
-static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock *lk, const int v6,
-					const struct table_key *key, const struct table_pos *pos,
-					const struct xdp_rl_live *live, __u64 order)
-{
-	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
-	__u64 t, vtag, rank, best, busy, m, second;
-	struct xdp_rl_state *vst;
-	struct xdp_rl_key6 *k6;
-	struct xdp_rl_slot *s;
-	__u32 b, j, vj, at;
-	void *bk;
-	long where = -1;
-	int i, try;
-
-	busy = (pos->tag & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_BUSY;
-	bpf_spin_lock(&lk->lock);
-	for (try = 0; try < TABLE_CLAIM_TRIES; try++) {
-		/* Under the lock no other CPU inserts this key: look once more. */
-		if (bucket_match(bk1, v6, key, pos->tag, &at)) {
-			where = at;
-			break;
-		}
-		if (bucket_match(bk2, v6, key, pos->tag, &at)) {
-			where = XDP_RL_BUCKET_SLOTS + at;
-			break;
-		}
-		best = RANK_NEVER;
-		vj = 0;
-		vtag = 0;
-		/* All ones if the second bucket has more room: its empty slots go first. */
-		second = mask_below(bucket_free(bk1, v6), bucket_free(bk2, v6));
-		for (b = 0; b < 2; b++) {
-			bk = b ? bk2 : bk1;
-#pragma unroll
-			for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
-				s = bk + j * size;
-				t = READ_ONCE(s->tag);
-				/* The empty slots of the bucket that does not go first rank after. */
-				rank = slot_rank(s, t, v6, pos, live, second ^ -(__u64)b);
-				m = mask_below(rank, best);
-				best += (rank - best) & m;
-				vj = (vj & ~m) | ((b * XDP_RL_BUCKET_SLOTS + j) & m);
-				vtag = (vtag & ~m) | (t & m);
-			}
-		}
-		if (best == RANK_NEVER)
-			break; /* all eight are being taken by other inserts */
-		vj &= 2 * XDP_RL_BUCKET_SLOTS - 1;
-		s = (vj < XDP_RL_BUCKET_SLOTS ? bk1 : bk2) + (vj % XDP_RL_BUCKET_SLOTS) * size;
-		/* 1: claim it; a racing insert of another key may have been first. */
-		if (__sync_val_compare_and_swap(&s->tag, vtag, busy) != vtag)
-			continue;
-		/* 2: close its windows, and give it the key. */
-		vst = slot_states(s, v6);
-		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-			if ((__u32)i >= cfg_layers)
-				break;
-			window_close(&vst[i], 0);
-		}
-		if (v6) {
-			k6 = (void *)(s + 1);
-			k6->addr[0] = key->k[0];
-			k6->addr[1] = key->k[1];
-			k6->addr[2] = key->k[2];
-			k6->addr[3] = key->k[3];
-		}
-		WRITE_ONCE(s->seen, (pos->tick << 16) | (order & 0x7fff));
-		/* 3: live (a full barrier: what came before is seen first). */
-		__sync_val_compare_and_swap(&s->tag, busy, pos->tag);
-		where = vj | INSERT_NEW | (best > RANK_STALE ? INSERT_EVICTED : 0);
-		break;
-	}
-	bpf_spin_unlock(&lk->lock);
-	return where;
-}
-
-/* After a packet's charges: note when its source was last seen (once per tick). */
-static __always_inline void slot_touch(struct xdp_rl_slot *s, __u64 tick)
-{
-	__u64 seen = (tick << 16) | SEEN_FOUND;
-
-	if (READ_ONCE(s->seen) != seen)
-		WRITE_ONCE(s->seen, seen);
+	return lru && fresh ? xdp_rl_lru_hot_index(fresh[1]) : at_index(at);
 }
 
 #endif /* XDP_RL_TABLE_H */

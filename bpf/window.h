@@ -53,6 +53,14 @@
  * So in each generation the count is exactly the sum of the charges kept in
  * it, and a packet passes iff that sum including it is within the limit:
  * min(offered, limit) packets pass in a window, whatever CPUs they come on.
+ *
+ * With an LRU table (bpf/lru.h) a window's next generation is not its
+ * generation + 1 but the next one a counter hands out to every window of
+ * the limiter (window_next_gen), and a window of an element no packet has
+ * charged yet is *fresh* (include/xdp_rl.h): only the key it was made for
+ * opens it. I2 then reads: a state never takes again a generation it left
+ * until the counter has handed out 65 535 others, whatever the kernel
+ * copied into its element meanwhile.
  */
 #ifndef XDP_RL_WINDOW_H
 #define XDP_RL_WINDOW_H
@@ -70,6 +78,8 @@
 #define WINDOW_UNDO_TRIES 4
 /* A charge's generation when nothing was charged. */
 #define WINDOW_NOT_CHARGED (~0ULL)
+/* ... because the window is fresh for another key: the element is not the key's (bpf/lru.h). */
+#define WINDOW_LOST (~1ULL)
 
 /* How to read the window clock, and how a window opened now is placed. */
 struct window_clock {
@@ -119,6 +129,27 @@ static __always_inline __u64 window_start_now(const struct window_clock *clk, __
 }
 
 /*
+ * The generation of the window that follows generation @g in a state (I2):
+ * @g + 1 with the bucket table; with an LRU table the next the counter
+ * hands out (1 .. 65 535, never 0: the generation of fresh windows), so
+ * that no state takes a generation again before 65 535 other windows have
+ * opened anywhere, even an element the kernel gave to another key and
+ * filled with fresh windows meanwhile (bpf/lru.h).
+ */
+static __always_inline __u64 window_next_gen(__u64 g)
+{
+	__u32 k = XDP_RL_LRU_GEN;
+	__u64 *ctr;
+
+	if (cfg_table != XDP_RL_TABLE_LRU)
+		return (g + 1) & XDP_RL_GEN_MASK;
+	ctr = bpf_map_lookup_elem(&lru, &k);
+	if (!ctr)
+		return (g + 1) % XDP_RL_GEN_MASK + 1;
+	return __sync_fetch_and_add(ctr, 1) % XDP_RL_GEN_MASK + 1;
+}
+
+/*
  * window_undo - take back a charge of @inc made in window generation @gen.
  * If that window has ended since, there is nothing to take back: the
  * decrement must not land in the next window, where it would admit a
@@ -132,7 +163,7 @@ __noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
 	__u64 c;
 	int i;
 
-	if (!s || gen == WINDOW_NOT_CHARGED)
+	if (!s || gen > XDP_RL_GEN_MASK) /* WINDOW_NOT_CHARGED, WINDOW_LOST */
 		return 0;
 	for (i = 0; i < WINDOW_UNDO_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
@@ -159,18 +190,23 @@ static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
 	for (i = 0; i < WINDOW_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
 		if (__sync_val_compare_and_swap(&s->count_gen, c,
-						(((xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK)
+						(window_next_gen(xdp_rl_gen_of_count(c))
 						 << XDP_RL_COUNT_BITS) |
 							count) == c)
 			return;
 	}
 }
 
-/* What window_hit_slow did, beside the count it returns. */
+/*
+ * What window_hit_slow did, beside the count it returns; and, in, the fresh
+ * windows of the key charged (an LRU table's element: include/xdp_rl.h), or
+ * 0 and 0 for any other window.
+ */
 struct window_charge {
-	__u64 gen;    /* the generation charged, or WINDOW_NOT_CHARGED */
+	__u64 gen;    /* the generation charged, WINDOW_NOT_CHARGED or WINDOW_LOST */
 	__u32 opened; /* 1 if the charge opened the window */
 	__u32 pad;
+	__u64 fresh_start, fresh_count; /* in */
 };
 
 /*
@@ -195,6 +231,16 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = xdp_rl_gen_of_count(c);
+		if (!g && out->fresh_count && ((e ^ out->fresh_start) | (c ^ out->fresh_count))) {
+			/*
+			 * Generation 0 in an LRU element is a fresh window
+			 * (bpf/lru.h), and this one is not the key's: the
+			 * element went to another key under this packet. Nothing
+			 * is charged; the caller looks again.
+			 */
+			out->gen = WINDOW_LOST;
+			return XDP_RL_COUNT_SAT;
+		}
 		if (g != xdp_rl_gen_of_start(e)) {
 			/*
 			 * I5: window g has no start yet: give it one, then look
@@ -207,7 +253,7 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 		}
 		if (xdp_rl_window_over(e, clk->now, window_ns)) {
 			/* I2: open window g + 1 with this charge, if no CPU did first. */
-			g = (g + 1) & XDP_RL_GEN_MASK;
+			g = window_next_gen(g);
 			if (__sync_val_compare_and_swap(&s->count_gen, c,
 							(g << XDP_RL_COUNT_BITS) | inc) != c)
 				continue;
@@ -243,10 +289,12 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
  * window_hit - charge @inc to @s and return the window's count including
  * this charge (XDP_RL_COUNT_SAT: refused, nothing charged). If the window
  * was over, a new one opens with this charge and *opened is set. *gen is
- * the generation charged, for window_undo().
+ * the generation charged, for window_undo(). @fresh: the fresh windows of
+ * the key charged (an LRU element's: start_gen and count_gen), or NULL.
  */
 static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct window_clock *clk,
-					__u64 window_ns, __u64 inc, int *opened, __u64 *gen)
+					__u64 window_ns, __u64 inc, int *opened, __u64 *gen,
+					const __u64 *fresh)
 {
 	struct window_charge out = {};
 	__u64 e, r;
@@ -264,6 +312,10 @@ static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct win
 			return xdp_rl_count(r);
 		}
 		window_undo(s, xdp_rl_gen_of_count(r), inc);
+	}
+	if (fresh) {
+		out.fresh_start = fresh[0];
+		out.fresh_count = fresh[1];
 	}
 	r = window_hit_slow(s, clk, window_ns, inc, &out);
 	*opened |= out.opened;

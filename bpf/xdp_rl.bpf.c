@@ -31,8 +31,10 @@ enum verdict {
 	V_ALLOW,      /* passed by an allow rule */
 	V_UNSELECTED, /* selected by no limit or rule: passed untouched */
 	V_MALFORMED,
-	V_SLOW, /* limit_fast: not the common case, take the general path */
-	V_LOST, /* the key's slot passed to another key under the packet: look again */
+	V_SLOW,	  /* limit_fast: not the common case, take the general path */
+	V_LOST,	  /* the key's slot passed to another key under the packet: look again */
+	V_ABSENT, /* charge(): an LRU table has no element for the key (table.h) */
+	V_CHARGE, /* limit(): charge what the request (scratch) says */
 };
 
 /*
@@ -95,6 +97,15 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 
 	if (!key || !pos || !st)
 		return -1;
+	if (table_lru()) {
+		switch (t) {
+		case T_SRC4: return lru_insert(&src4, 0, T_SRC4, pos);
+		case T_SRC6: return lru_insert(&src6, 1, T_SRC6, pos);
+		case T_AGG4: return lru_insert(&agg4, 0, T_AGG4, pos);
+		case T_AGG6: return lru_insert(&agg6, 1, T_AGG6, pos);
+		}
+		return -1;
+	}
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	if (!cfg)
 		return -1;
@@ -170,7 +181,7 @@ __noinline __u64 new_source_take(const struct xdp_rl_layer *cap, const struct wi
 	/* A spoofed flood hits the cap on every CPU: past it, refused on a read (hot.h). */
 	if (window_exhausted(w, clk->now, cap->window_ns, cap->limit, &gen))
 		return NEW_REFUSED;
-	if (window_hit(w, clk, cap->window_ns, 1, &op, &gen) > cap->limit)
+	if (window_hit(w, clk, cap->window_ns, 1, &op, &gen, NULL) > cap->limit)
 		return NEW_REFUSED;
 	return gen;
 }
@@ -232,7 +243,7 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		k.k[0] = p->a[0];
 		k.k[1] = p->a[1] & bpf_htonl(0xffff0000);
 	}
-	table_pos(pos, &k, v6, lsid, cfg_buckets[ta], cfg_seed);
+	table_pos(pos, &k, v6, lsid, ta);
 	*agg = 1;
 	at = table_find(table_map(ta), v6, &k, pos);
 	return at >= 0 ? at : table_add(ta, &k, pos, st);
@@ -268,43 +279,56 @@ struct charge_req {
 	struct table_pos pos; /* the key's (tag, read again after the charge; tick) */
 	struct window_clock clk;
 	__u64 inc;
-	long at; /* table_find/table_insert's position; T_SHARED: rule id */
-	__u32 t; /* T_SRC4 .. T_AGG6, or T_SHARED */
-	__u32 n; /* layers in force */
+	long at;	/* table_find/table_insert's position; T_SHARED: rule id */
+	__u32 t;	/* T_SRC4 .. T_AGG6, or T_SHARED */
+	__u32 n;	/* layers in force */
+	__u64 fresh[2]; /* an LRU table: the key's fresh windows (table.h's entry_fresh) */
+	struct xdp_rl_layers_limits lim; /* the first n: the limits charged under */
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
+_Static_assert(sizeof(struct charge) <= SCRATCH_SIZE, "struct charge outgrew scratch");
 
 /*
  * Charge the windows at @r->at in table @r->t (a --shared rule's budget for
  * T_SHARED) under the first @r->n layers of @lim. Returns V_PASS or V_LIMIT;
  * or V_LOST, with the charge taken back and what it decided in *decided, if
- * the slot passed to another key meanwhile (table.h). Global, so that the
- * verifier checks the layers' charges and take-backs once, not once for
- * every path of the general path.
+ * the entry passed to another key meanwhile (table.h); or, for an LRU table
+ * (@lru), V_ABSENT if the key has no element. Compiled once per table kind
+ * (charge, charge_lru), each the verifier checks once, not once for every
+ * path of the general path.
  */
-__noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_limits *lim,
-		      struct xdp_rl_stats *st, __u32 *decided)
+static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_stats *st,
+				     __u32 *decided, const int lru, const int fam)
 {
-	struct xdp_rl_slot *slot = NULL;
+	__u32 room = cfg_layers, id = 0, v6 = 0, c = SCRATCH_CHARGE;
+	const struct xdp_rl_layers_limits *lim;
 	struct xdp_rl_state *s = NULL;
-	__u32 room = cfg_layers, id = 0;
-	struct where wh;
-	struct charge ch;
 	__u64 opened = 0, gen;
+	struct where wh = {};
+	struct charge *ch;
+	void *e = NULL;
 	int pass, j;
 
-	if (!r || !lim || !st || !decided)
+	ch = bpf_map_lookup_elem(&scratch, &c);
+	if (!r || !st || !decided || !ch)
+		return V_PASS;
+	lim = &r->lim;
+	/* The other table's entries are never charged here (the verifier prunes them). */
+	if (r->t != T_SHARED && lru != table_lru())
 		return V_PASS;
 		/*
-	 * Each case names its map and its slot layout as constants: the verifier
-	 * cannot tie a later test of r->t to the map chosen here.
+	 * Each case names its map and its entries' layout as constants: the
+	 * verifier cannot tie a later test of r->t to the map chosen here.
 	 */
-#define TABLE_STATES(map, v6)                    \
-	slot = table_slot(&map, v6, r->at);      \
-	s = slot ? slot_states(slot, v6) : NULL; \
+#define TABLE_STATES(map, is_v6)                            \
+	e = table_entry(&map, is_v6, &r->pos, r->at, lru);  \
+	s = e ? entry_states(e, is_v6, lru) : NULL;         \
+	wh.remote = e ? entry_remote(e, is_v6, lru) : NULL; \
+	wh.fresh = lru ? (__u64 *)r->fresh : NULL;          \
+	v6 = is_v6;                                         \
 	break
-	switch (r->t) {
+	switch (fam == 6 ? r->t | 1 : fam == 4 ? r->t & ~1U : r->t) {
 	case T_SRC4: TABLE_STATES(src4, 0);
 	case T_SRC6: TABLE_STATES(src6, 1);
 	case T_AGG4: TABLE_STATES(agg4, 0);
@@ -317,45 +341,68 @@ __noinline int charge(const struct charge_req *r, const struct xdp_rl_layers_lim
 	}
 #undef TABLE_STATES
 	if (!s)
-		return V_PASS;
+		return r->t != T_SHARED && lru ? V_ABSENT : V_PASS;
 	wh.t = r->t;
-	wh.index = r->t == T_SHARED ? id : at_index(r->at);
+	wh.index = r->t == T_SHARED ? id : entry_hot(r->at, wh.fresh, lru);
 	wh.fleet = !!(r->clk.flags & XDP_RL_F_FLEET);
-	wh.pad = 0;
 	/* A window with no budget left refuses the packet on a read (hot.h). */
 	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
 	if (j >= 0) {
-		if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
+		if (e && !entry_holds(e, v6, &r->pos, lru)) {
 			*decided = V_LIMIT;
 			return V_LOST;
 		}
-		hot_drop(xdp_rl_hot_id(r->t, r->t == T_SHARED ? id : at_index(r->at), j, gen),
-			 r->inc);
-		if (slot)
-			slot_touch(slot, r->pos.tick);
+		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc, e && lru ? &r->pos : NULL);
+		if (e)
+			entry_touch(e, v6, r->pos.tick, lru);
 		return V_LIMIT;
 	}
-	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, &ch, &wh);
+	pass = layers_charge(s, room, lim->layer, r->n, &r->clk, r->inc, &opened, ch, &wh);
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	if (slot && READ_ONCE(slot->tag) != r->pos.tag) {
-		/* The slot passed to another key under this packet: its charges come out. */
-		layers_undo(s, &ch, ch.held_from, ch.held_to, r->inc);
-		*decided = pass ? V_PASS : V_LIMIT;
+	if (e && (ch->lost || !entry_holds(e, v6, &r->pos, lru))) {
+		/*
+		 * The entry passed to another key under this packet: its charges
+		 * come out. Found fresh for another key (lru.h), nothing was
+		 * charged: the packet is as one no entry could be had for.
+		 */
+		layers_undo(s, ch, ch->held_from, ch->held_to, r->inc, room);
+		*decided = pass || ch->lost ? V_PASS : V_LIMIT;
 		return V_LOST;
 	}
-	if (slot)
-		slot_touch(slot, r->pos.tick);
+	if (e)
+		entry_touch(e, v6, r->pos.tick, lru);
 	return pass ? V_PASS : V_LIMIT;
+}
+
+/* The bucket table's keys, and --shared budgets (either table). */
+__noinline int charge(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+{
+	return charge_in(r, st, decided, 0, 0);
+}
+
+/* An LRU table's IPv4 keys (src4, agg4), and its IPv6 keys (src6, agg6). */
+__noinline int charge_lru4(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+{
+	return charge_in(r, st, decided, 1, 4);
+}
+
+__noinline int charge_lru6(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+{
+	return charge_in(r, st, decided, 1, 6);
 }
 
 /*
  * The general path: rules, layers, window turnovers, new sources. @v6 is a
  * constant at both call sites, so that after inlining every map lookup
  * names one map: a lookup that could be either is not inlined by the
- * verifier and costs a helper call.
+ * verifier and costs a helper call. Returns a verdict, or V_CHARGE with
+ * the charge to make in the request (scratch), for limit_slow to make
+ * (charge(), out of line too: each out-of-line function has a stack of its
+ * own, and a chain of them may hold 512 bytes). @fresh_source: the key was
+ * found to have no element in an LRU table (V_ABSENT): a new source.
  */
 static __always_inline int limit(const struct packet *p, const int v6, __u64 inc,
-				 struct limit_out *out)
+				 struct limit_out *out, int fresh_source)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
 	const struct xdp_rl_layer *lay;
@@ -364,7 +411,7 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	struct xdp_rl_stats *st;
 	struct xdp_rl_rule *rule;
 	struct charge_req *req;
-	int verdict = V_PASS, agg = 0;
+	int verdict = V_PASS, agg = 0, i;
 	__u32 zero = 0, lsid;
 	long at;
 
@@ -393,6 +440,11 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 		req->n = rule->nlayers;
 		lsid = rule->lsid;
 	}
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if ((__u32)i >= req->n)
+			break;
+		req->lim.layer[i] = lay[i];
+	}
 
 	req->pos.tick = clock_ticks();
 	clock_setup(&req->clk, req->pos.tick, live);
@@ -401,13 +453,20 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 		req->t = T_SHARED;
 		req->at = rule->id;
 		req->pos.tag = 0;
-		return charge(req, (const void *)lay, st, &out->lost_verdict);
+		return V_CHARGE;
 	}
 
 	req->pos.now = req->clk.now;
 	req->pos.pad = 0;
-	table_pos(&req->pos, &p->key, v6, lsid, cfg_buckets[ts], cfg_seed);
-	at = table_find(table_map(ts), v6, &p->key, &req->pos);
+	table_pos(&req->pos, &p->key, v6, lsid, ts);
+	req->t = ts;
+	if (table_lru() && !fresh_source) {
+		/* The kernel finds the element: charge() looks it up once. */
+		req->at = 0;
+		entry_fresh(&req->pos, v6, ts, req->fresh);
+		return V_CHARGE;
+	}
+	at = table_lru() ? -1 : table_find(table_map(ts), v6, &p->key, &req->pos);
 	if (at < 0) {
 		at = source_new(p, v6, lsid, live, &req->clk, &req->pos, st, &verdict, &agg);
 		if (at < 0)
@@ -415,7 +474,8 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	}
 	req->t = agg ? ta : ts;
 	req->at = at;
-	return charge(req, (const void *)lay, st, &out->lost_verdict);
+	entry_fresh(&req->pos, v6, req->t, req->fresh);
+	return V_CHARGE;
 }
 
 /*
@@ -423,24 +483,28 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
  * and the fast path around them stays small. A packet whose slot passed to
  * another key under it (V_LOST) is looked up once more by the caller.
  */
-__noinline int limit_slow4(const struct packet *p, __u64 inc, struct limit_out *out)
+__noinline int limit_slow4(const struct packet *p, __u64 inc, struct limit_out *out,
+			   int fresh_source)
 {
 	if (!p || !out)
 		return V_PASS;
-	return limit(p, 0, inc, out);
+	return limit(p, 0, inc, out, fresh_source);
 }
 
-__noinline int limit_slow6(const struct packet *p, __u64 inc, struct limit_out *out)
+__noinline int limit_slow6(const struct packet *p, __u64 inc, struct limit_out *out,
+			   int fresh_source)
 {
 	if (!p || !out)
 		return V_PASS;
-	return limit(p, 1, inc, out);
+	return limit(p, 1, inc, out, fresh_source);
 }
 
 /*
- * The common case, apart: one window per source, no rules for the family,
- * the source in the first of its buckets, its window open. One lookup, one
- * add, one check that the slot is still the source's. Anything else (and a
+ * The common case, apart, for the bucket table: one window per source, no
+ * rules for the family, the source in the first of its buckets, its window
+ * open. One lookup, one add, one check that the slot is still the source's.
+ * (An LRU table takes the general path: its lookup is the kernel's, a
+ * helper call, whose cost the rest would not change much.) Anything else (and a
  * count at saturation, or a charge that landed in another window or a slot
  * that changed hands under the add, taken back first) is V_SLOW, for
  * limit().
@@ -455,10 +519,10 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	__u64 jiffies, now, r, e, c;
 	__u32 index;
 
-	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
+	if (table_lru() || cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
 	    (live->flags & XDP_RL_F_FLEET))
 		return V_SLOW;
-	table_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
+	buckets_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
 	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);
 	if (!s)
 		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag, &index);
@@ -476,7 +540,7 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
 		if (READ_ONCE(s->tag) != pos.tag)
 			return V_SLOW;
-		hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc);
+		hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc, NULL);
 		slot_touch(s, jiffies);
 		return V_LIMIT;
 	}
@@ -537,16 +601,50 @@ int clock_sync(struct xdp_md *ctx)
 #include "admin.h"
 
 /* The general path, and once more if the source's slot passed to another under it. */
+/* The general path's look (limit) and its charge, for a key in a table of @v6's family. */
+static __always_inline int limit_charge(const struct packet *p, const int v6, __u64 inc,
+					struct limit_out *out, struct xdp_rl_stats *st,
+					int fresh_source)
+{
+	struct charge_req *req;
+	__u32 zero = SCRATCH_REQ;
+	int v;
+
+	v = v6 ? limit_slow6(p, inc, out, fresh_source) : limit_slow4(p, inc, out, fresh_source);
+	if (v != V_CHARGE)
+		return v;
+	req = bpf_map_lookup_elem(&scratch, &zero);
+	if (!req)
+		return V_PASS;
+	if (!table_lru() || req->t == T_SHARED)
+		return charge(req, st, &out->lost_verdict);
+	return v6 ? charge_lru6(req, st, &out->lost_verdict) :
+		    charge_lru4(req, st, &out->lost_verdict);
+}
+
+/*
+ * The general path, and once more if the source's entry passed to another
+ * under it (V_LOST). With an LRU table, a key the first look finds without
+ * an element (V_ABSENT) is a new source, looked at again as one.
+ */
 static __always_inline int limit_slow(const struct packet *p, const int v6, __u64 inc,
 				      struct limit_out *out, struct xdp_rl_stats *st)
 {
-	int v = v6 ? limit_slow6(p, inc, out) : limit_slow4(p, inc, out);
+	int v, try;
 
-	if (v != V_LOST)
-		return v;
-	v = v6 ? limit_slow6(p, inc, out) : limit_slow4(p, inc, out);
-	if (v != V_LOST)
-		return v;
+	for (try = 0; try < 2; try++) {
+		v = limit_charge(p, v6, inc, out, st, 0);
+		if (v == V_ABSENT) {
+			v = limit_charge(p, v6, inc, out, st, 1);
+			if (v == V_ABSENT) {
+				/* Given an element and losing it at once: as a slot lost under it. */
+				out->lost_verdict = V_PASS;
+				v = V_LOST;
+			}
+		}
+		if (v != V_LOST)
+			return v;
+	}
 	/*
 	 * Lost twice: the source could not be tracked. It gets what its
 	 * charge decided, counted as a table error: refused if refused.

@@ -53,7 +53,9 @@ enum xdp_rl_map_kind {
 	X(DROPS, drops, XDP_RL_KEEP_TABLE)			\
 	X(HOT, hot, XDP_RL_KEEP_TABLE)				\
 	X(REMOTE, remote, XDP_RL_KEEP_TABLE)			\
-	X(FLEET, fleet, XDP_RL_KEEP)
+	X(FLEET, fleet, XDP_RL_KEEP)				\
+	X(LRU, lru, XDP_RL_KEEP_TABLE)				\
+	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -294,6 +296,141 @@ XDP_RL_INLINE __u32 xdp_rl_lock_of(__u64 h)
 {
 	return (h >> 20) & (XDP_RL_LOCKS - 1);
 }
+
+/* ---- The LRU table (load --table lru) ------------------------------------- */
+
+/*
+ * What keeps the sources' windows (`load --table`, struct xdp_rl_fixed's
+ * table): xdp-rl's own bucket table above (the default), or the kernel's
+ * LRU hash (BPF_MAP_TYPE_LRU_HASH, --max-sources entries), one element per
+ * key. The program has both and a load-time constant (cfg_table) picks one;
+ * bpf/table.h is the interface the datapath charges through, bpf/lru.h the
+ * LRU hash behind it, with its exactness argument.
+ */
+enum xdp_rl_table_kind {
+	XDP_RL_TABLE_BUCKETS,
+	XDP_RL_TABLE_LRU,
+};
+
+/*
+ * An LRU table's key: the masked address (as in the packet) and its limit
+ * set; 8 bytes in src4 and agg4, 20 in src6 and agg6.
+ */
+struct xdp_rl_lru_key4 {
+	__u8 addr[4];
+	__u32 lsid;
+};
+
+struct xdp_rl_lru_key6 {
+	__u8 addr[16];
+	__u32 lsid;
+};
+
+/*
+ * An LRU table's value, one element per key, whose size depends on the
+ * layers it has room for (L, --max-layers), so it is a layout more than a
+ * struct (xdp-rl describes it to the kernel in BTF at load, user/skel.c, so
+ * that `bpftool map dump` names every field):
+ *
+ *   key        the key this element holds (struct xdp_rl_lru_key4 or 6),
+ *              read again after every charge: an element evicted under a
+ *              packet and given to another key says so here;
+ *   (4 bytes of padding in IPv6 tables)
+ *   seen       when its source was last seen, as a slot's (struct xdp_rl_slot)
+ *   window[L]  each layer's window (struct xdp_rl_state);
+ *   drops[L]   each window's drops counted apart (bpf/hot.h), as the
+ *              `drops` map's words are for the bucket table;
+ *   remote[L]  the fleet's share of each window, as the `remote` map's
+ *              words are for the bucket table.
+ */
+#define XDP_RL_LRU_LAYER_SIZE 32 /* a window, its drops word and its fleet word */
+
+XDP_RL_INLINE __u32 xdp_rl_lru_key_size(int v6)
+{
+	return v6 ? sizeof(struct xdp_rl_lru_key6) : sizeof(struct xdp_rl_lru_key4);
+}
+
+/* Where the windows begin: after the key (padded to 8 bytes) and seen. */
+XDP_RL_INLINE __u32 xdp_rl_lru_head(int v6)
+{
+	return v6 ? 32 : 16;
+}
+
+XDP_RL_INLINE __u32 xdp_rl_lru_value_size(int v6, __u32 layers)
+{
+	return xdp_rl_lru_head(v6) + layers * XDP_RL_LRU_LAYER_SIZE;
+}
+
+/* The largest value: IPv6, XDP_RL_MAX_LAYERS layers. */
+#define XDP_RL_LRU_VALUE_MAX (32 + XDP_RL_MAX_LAYERS * XDP_RL_LRU_LAYER_SIZE)
+
+/* Offsets in a value of @layers layers: seen, layer @i's drops word, its fleet word. */
+XDP_RL_INLINE __u32 xdp_rl_lru_seen_off(int v6)
+{
+	return xdp_rl_lru_head(v6) - 8;
+}
+
+XDP_RL_INLINE __u32 xdp_rl_lru_drops_off(int v6, __u32 layers, __u32 i)
+{
+	return xdp_rl_lru_head(v6) + layers * 16 + i * 8;
+}
+
+XDP_RL_INLINE __u32 xdp_rl_lru_remote_off(int v6, __u32 layers, __u32 i)
+{
+	return xdp_rl_lru_head(v6) + layers * 24 + i * 8;
+}
+
+/*
+ * A window of an element no packet has charged yet is *fresh*: generation
+ * 0 (no window opened in an LRU table ever has it) and, instead of a start
+ * and a count, a 64-bit keyed hash of the key it was made for, spread over
+ * both words, so that it can be opened only under that key (bpf/lru.h says
+ * why). Its start_gen has
+ * the top bit set, a start further ahead than any clock: every reader takes
+ * it for a window that is over, and shows it as empty.
+ */
+#define XDP_RL_FRESH_TOP   (1ULL << 63)
+#define XDP_RL_FRESH_COUNT ((1ULL << 46) - 1) /* the tag's bits in count_gen */
+
+/* The fresh windows of key @k (IPv4: k[0]) under @lsid in table @table. */
+XDP_RL_INLINE void xdp_rl_fresh(const __u32 *k, int v6, __u32 lsid, __u32 table, __u64 seed,
+				__u64 *start_gen, __u64 *count_gen)
+{
+	__u64 h = xdp_rl_hash(k, v6, lsid, seed ^ xdp_rl_mix(table + 1));
+
+	*start_gen = XDP_RL_FRESH_TOP | ((h >> 17) << 16);
+	*count_gen = xdp_rl_mix(h) & XDP_RL_FRESH_COUNT;
+}
+
+/*
+ * The id an LRU element's windows go by in the per-CPU `hot` entries (in
+ * xdp_rl_hot_id's index): 32 bits of its fresh windows' tag, a keyed hash
+ * of its key (the `hot_key` array beside `hot` keeps the key itself, for
+ * the drops to find the element).
+ */
+XDP_RL_INLINE __u32 xdp_rl_lru_hot_index(__u64 fresh_count)
+{
+	return (__u32)fresh_count;
+}
+
+/*
+ * The `lru` map's words: the generation counter every window of an LRU
+ * table takes its generation from (bpf/lru.h), and how many elements each
+ * table holds (for its evictions: the kernel does not say).
+ */
+enum xdp_rl_lru_word {
+	XDP_RL_LRU_GEN,
+	XDP_RL_LRU_LIVE, /* + enum xdp_rl_table: src4, src6, agg4, agg6 */
+	XDP_RL_LRU_WORDS = XDP_RL_LRU_LIVE + 4,
+};
+
+/*
+ * The key `hot_key` keeps beside a per-CPU hot entry of an LRU element's
+ * window: as the table takes it (struct xdp_rl_lru_key4 or 6), then 0.
+ */
+struct xdp_rl_hot_key {
+	__u32 key[6];
+};
 
 /* The longest window xdp-rl takes (366 days). */
 #define XDP_RL_WINDOW_MAX_NS (366ULL * 24 * 3600 * 1000000000ULL)
@@ -540,6 +677,8 @@ struct xdp_rl_fixed {
 	__u32 xdp_mode;	  /* XDP_FLAGS_DRV_MODE or XDP_FLAGS_SKB_MODE */
 	__u32 max_layers; /* layers each source's state has room for */
 	char ifname[16];
+	__u32 table; /* enum xdp_rl_table_kind: --table */
+	__u32 pad;
 };
 
 /*
@@ -631,9 +770,22 @@ enum xdp_rl_admin_op {
 	 * with no slot is given one.
 	 */
 	XDP_RL_ADMIN_CHARGE,
-	/* Close the windows of layers [from, to) of every key in bucket @index. */
+	/*
+	 * Close the windows of layers [from, to) of every key in bucket @index.
+	 * LRU tables: forget up to XDP_RL_ADMIN_CLOSE_LRU keys (their elements
+	 * are deleted); run again until it forgets none.
+	 */
 	XDP_RL_ADMIN_CLOSE_BUCKET,
+	/*
+	 * LRU tables: set the fleet's share of layer @from of a key's window
+	 * (its word in the key's element) to @count, a word as the `remote`
+	 * map's (include/xdp_rl.h); 0 if the key has no element.
+	 */
+	XDP_RL_ADMIN_REMOTE,
 };
+
+/* Keys an LRU table's CLOSE_BUCKET forgets per run, at most. */
+#define XDP_RL_ADMIN_CLOSE_LRU 4096
 
 /*
  * One request, sent as the frame of a BPF_PROG_TEST_RUN of the program's

@@ -35,5 +35,14 @@ int admin_charge_shared(const struct limiter *l, __u32 rule_id, __u32 from, __u3
  * live slots it closed to *closed. 0, or -1 with errno.
  */
 int admin_close_table(const struct limiter *l, int id, __u32 from, __u32 to, __u64 *closed);
+/*
+ * The fleet's share of window layer @layer of key @k under limit set @lsid
+ * in the table pinned as @id: set to @word, a word as include/xdp_rl.h's
+ * `remote` words are (the window's generation on top, the count below).
+ * Either table: the bucket table's word in the `remote` map, an LRU
+ * element's own word. Returns 1 done, 0 no such key, -1 failed (errno).
+ */
+int admin_remote(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 layer,
+		 __u64 word);
 
 #endif

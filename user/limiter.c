@@ -381,9 +381,7 @@ int pin_table(int id)
 
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what)
 {
-	int v6 = pin_is_v6(id);
-
-	if (mt_map(t, l->fd[id], v6, l->cfg.fixed.max_layers, l->cfg.fixed.seed)) {
+	if (mt_map(t, l->fd[id], pin_table(id), l->cfg.fixed.max_layers, l->cfg.fixed.seed)) {
 		log_err("%s '%s': cannot map its table %s: %m%s", what, l->ifname, pin_names[id],
 			errno == EPROTO ? " (loaded by another version of xdp-rl? 'xdp-rl "
 					  "load --force' replaces it)" :

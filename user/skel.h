@@ -16,12 +16,36 @@ struct bpf_map;
 struct bpf_map *skel_map(struct xdp_rl *skel, int map_id);
 
 /*
+ * The layout of a limiter's tables under @f: the entries of src4, src6,
+ * agg4 and agg6 (buckets, or LRU elements: enum xdp_rl_table's order), and
+ * where each table's windows and the shared budgets' begin in the `drops`
+ * and `remote` maps (an LRU table's words are in its elements: none).
+ */
+struct skel_tables {
+	__u32 entries[4];
+	__u64 drops_base[XDP_RL_T_SHARED + 1];
+	__u64 ndrops; /* words in `drops` and `remote` */
+};
+
+void skel_tables(const struct xdp_rl_fixed *f, struct skel_tables *t);
+
+/*
  * Between xdp_rl__open() and xdp_rl__load(): size the source tables for
  * f->max_sources sources with room for f->max_layers layers, and set the
- * .rodata the datapath takes as constants (unit, prefixes, hash key).
- * Returns 0, or -1 with errno set.
+ * .rodata the datapath takes as constants (unit, prefixes, hash key,
+ * table). With f->table XDP_RL_TABLE_LRU the source tables are LRU hashes
+ * made here, with the BTF of their keys and values (bpftool map dump names
+ * every field), and given to the skeleton in place of its arrays. Returns
+ * 0, or -1 with errno set.
  */
 int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f);
+
+/*
+ * Flags of the LRU hashes skel_prepare makes: 0, the kernel's one LRU list
+ * shared by every CPU (README says why); the bench sets
+ * BPF_F_NO_COMMON_LRU to compare.
+ */
+extern __u32 skel_lru_flags;
 
 /*
  * After load: measure the tick clock's base into @live (tick_ns and

@@ -13,6 +13,7 @@
 #include "admin.h"
 #include "live.h"
 #include "log.h"
+#include "skel.h"
 #include "sources.h"
 
 /* ---- limit sets --------------------------------------------------------------- */
@@ -101,22 +102,12 @@ int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *se
 
 int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], __u64 *need)
 {
-	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
-	struct bpf_map_info info;
-	__u32 len;
-	__u64 n = 0;
-	size_t i;
+	struct skel_tables tl;
 
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(l->fd[tables[i]], &info, &len))
-			return -1;
-		base[i] = n;
-		n += (__u64)info.max_entries * XDP_RL_BUCKET_SLOTS * l->cfg.fixed.max_layers;
-	}
-	base[XDP_RL_T_SHARED] = n;
-	*need = n + XDP_RL_MAX_RULES * XDP_RL_MAX_LAYERS;
+	/* As the program was told at load (an LRU element holds its own words: none here). */
+	skel_tables(&l->cfg.fixed, &tl);
+	memcpy(base, tl.drops_base, sizeof(tl.drops_base));
+	*need = tl.ndrops;
 	return 0;
 }
 
@@ -277,7 +268,8 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
  * be flooded, the sum is off by at most XDP_RL_HOT_FLUSH per CPU (a CPU's
  * drops moving to the word between the two reads).
  */
-__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen)
+__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
+		   const __u64 *word)
 {
 	const struct drops_view *d = drops_of_limiter(l);
 	__u32 room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : l->cfg.fixed.max_layers;
@@ -286,8 +278,8 @@ __u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, _
 	if (!d)
 		return 0;
 	k = xdp_rl_drops_index(d->base, t, index, layer, room);
-	if (k < d->nwords) {
-		w = __atomic_load_n(&d->words[k], __ATOMIC_RELAXED);
+	if (word || k < d->nwords) {
+		w = word ? *word : __atomic_load_n(&d->words[k], __ATOMIC_RELAXED);
 		if (w >> XDP_RL_DROPS_BITS == (gen & 0xffff))
 			n += w & XDP_RL_DROPS_MASK;
 	}
@@ -301,27 +293,36 @@ __u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, _
 	return n;
 }
 
-__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen)
+__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
+		    const __u64 *word)
 {
 	const struct drops_view *d = drops_of_limiter(l);
 	__u32 room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : l->cfg.fixed.max_layers;
 	__u64 k, w;
 
-	if (!d || !d->remote || !(limiter_live(l)->flags & XDP_RL_F_FLEET))
+	if (!(limiter_live(l)->flags & XDP_RL_F_FLEET))
 		return 0;
-	k = xdp_rl_drops_index(d->base, t, index, layer, room);
-	if (k >= d->nwords)
-		return 0;
-	w = __atomic_load_n(&d->remote[k], __ATOMIC_RELAXED);
+	if (word) {
+		w = *word;
+	} else {
+		if (!d || !d->remote)
+			return 0;
+		k = xdp_rl_drops_index(d->base, t, index, layer, room);
+		if (k >= d->nwords)
+			return 0;
+		w = __atomic_load_n(&d->remote[k], __ATOMIC_RELAXED);
+	}
 	return w >> XDP_RL_REMOTE_BITS == (gen & 0xffff) ? w & XDP_RL_REMOTE_MASK : 0;
 }
 
 /*
  * Add to @src's open windows (from @st) the drops counted apart from their
- * counts, and note the fleet's share of each.
+ * counts, and note the fleet's share of each; @drops and @remote: those
+ * words if the entry holds them (an LRU element), else NULL (the maps').
  */
 static void source_add_drops(const struct limiter *l, struct source *src,
-			     const struct xdp_rl_state *st, __u32 t, __u64 index)
+			     const struct xdp_rl_state *st, __u32 t, __u64 index,
+			     const __u64 *drops, const __u64 *remote)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u32 i;
@@ -329,10 +330,11 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 	for (i = 0; st && i < src->nlayers; i++) {
 		if (!src->count[i])
 			continue;
-		src->remote[i] =
-			window_remote(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
+		src->remote[i] = window_remote(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen),
+					       remote ? &remote[i] : NULL);
 		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
-		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen));
+		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen),
+					      drops ? &drops[i] : NULL);
 		if (xdp_rl_count(st[i].count_gen) >= src->lay[i].limit)
 			src->count_error_packets[i] =
 				(__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
@@ -378,10 +380,10 @@ void source_fill(struct source *src, const struct xdp_rl_state *st, const struct
 	}
 }
 
-/* When the source of @s was last seen, on CLOCK_MONOTONIC (0 if the tick clock is unknown). */
-static __u64 slot_seen_mono(const struct xdp_rl_live *live, const struct xdp_rl_slot *s)
+/* When a source was last @seen, on CLOCK_MONOTONIC (0 if the tick clock is unknown). */
+static __u64 seen_mono(const struct xdp_rl_live *live, __u64 seen)
 {
-	__u64 tick = __atomic_load_n(&s->seen, __ATOMIC_RELAXED) >> 16;
+	__u64 tick = seen >> 16;
 
 	if (!live->tick_ns || !tick)
 		return 0;
@@ -434,18 +436,38 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 	source_fill(src, st, set->lay, set->n, l->cfg.fixed.max_layers, now, live->limits_since_ns);
 }
 
+/* What foreach_source hands each entry of a table. */
+struct source_walk {
+	const struct limiter *l;
+	int id;
+	__u64 now;
+	const struct limit_sets *sets;
+	source_fn fn;
+	void *ctx;
+};
+
+/* The key of entry @e with its windows under the limits in force, to the walk's function. */
+static int source_one(const struct mt_entry *e, void *ctx)
+{
+	const struct source_walk *w = ctx;
+	struct limit_set set;
+	struct source src;
+
+	if (!limit_set_find(w->sets, e->lsid, &set))
+		return 0;
+	source_from(&src, w->id, e->k, e->lsid, e->w, w->l, w->now, &set);
+	source_add_drops(w->l, &src, e->w, pin_table(w->id), e->id, e->has_words ? e->drops : NULL,
+			 e->has_words ? e->remote : NULL);
+	src.seen_mono_ns = seen_mono(limiter_live(w->l), e->seen);
+	return source_open(&src) && w->fn(&src, w->ctx);
+}
+
 int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
 {
-	const struct xdp_rl_live *live = limiter_live(l);
-	__u64 now = window_clock_ns(live), i;
-	struct xdp_rl_layers win;
 	struct limit_sets sets;
-	struct limit_set set;
-	struct xdp_rl_slot *s;
-	struct source src;
+	struct source_walk w = { l, id, window_clock_ns(limiter_live(l)), &sets, fn, ctx };
 	struct mtable t;
-	__u32 k[4], lsid;
-	int r = 0;
+	int r;
 
 	if (limit_sets_load(l, &sets)) {
 		log_err("cannot read the rules of '%s': %m", l->ifname);
@@ -455,17 +477,9 @@ int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
 		limit_sets_free(&sets);
 		return -1;
 	}
-	for (i = 0; i < mt_nslots(&t) && !r; i++) {
-		s = mt_slot(&t, i);
-		if (!mt_key(&t, s, k, &lsid) || !limit_set_find(&sets, lsid, &set))
-			continue;
-		mt_read_windows(&t, s, win.layer);
-		source_from(&src, id, k, lsid, win.layer, l, now, &set);
-		source_add_drops(l, &src, win.layer, pin_table(id), i);
-		src.seen_mono_ns = slot_seen_mono(live, s);
-		if (source_open(&src) && fn(&src, ctx))
-			r = 1;
-	}
+	r = mt_foreach(&t, source_one, &w);
+	if (r < 0)
+		log_err("cannot read the sources of '%s': %m", l->ifname);
 	mt_unmap(&t);
 	limit_sets_free(&sets);
 	return r;
@@ -502,7 +516,7 @@ int shared_read(const struct limiter *l, const struct rule_spec *r, struct sourc
 	src->rule_prefix = r->prefix;
 	source_fill(src, st.layer, r->rule.layer, r->rule.nlayers, XDP_RL_MAX_LAYERS,
 		    window_clock_ns(limiter_live(l)), limiter_live(l)->limits_since_ns);
-	source_add_drops(l, src, st.layer, XDP_RL_T_SHARED, r->rule.id);
+	source_add_drops(l, src, st.layer, XDP_RL_T_SHARED, r->rule.id, NULL, NULL);
 	return 1;
 }
 
@@ -617,11 +631,11 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 {
 	const struct xdp_rl_live *live = limiter_live(l);
 	__u64 now = window_clock_ns(live);
-	struct xdp_rl_layers win;
-	struct xdp_rl_slot *s;
 	struct limit_set set;
 	struct rule_spec rs;
+	struct mt_entry e;
 	struct mtable mt;
+	int found;
 
 	memset(src, 0, sizeof(*src));
 	if (t->kind == TARGET_SHARED) {
@@ -635,24 +649,27 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 		return 0;
 	if (limiter_table(l, t->id, &mt, "cannot read a source on"))
 		return -1;
-	s = mt_find(&mt, t->k, t->lsid);
-	if (s)
-		mt_read_windows(&mt, s, win.layer);
+	found = mt_get(&mt, t->k, t->lsid, &e);
+	mt_unmap(&mt);
+	if (found < 0) {
+		log_err("cannot read a source on '%s': %m", l->ifname);
+		return -1;
+	}
 	set.rule = NULL;
 	set.n = t->n;
 	set.lay = t->lay;
-	source_from(src, t->id, t->k, t->lsid, s ? win.layer : NULL, l, now, &set);
+	source_from(src, t->id, t->k, t->lsid, found ? e.w : NULL, l, now, &set);
 	if (t->has_rule && t->rule.action == XDP_RL_RULE_LIMIT) {
 		src->has_rule = 1;
 		src->rule = t->rule_addr;
 		src->rule_prefix = t->rule_prefix;
 	}
-	if (s) {
-		src->seen_mono_ns = slot_seen_mono(live, s);
-		source_add_drops(l, src, win.layer, pin_table(t->id), mt_index(&mt, s));
+	if (found) {
+		src->seen_mono_ns = seen_mono(live, e.seen);
+		source_add_drops(l, src, e.w, pin_table(t->id), e.id, e.has_words ? e.drops : NULL,
+				 e.has_words ? e.remote : NULL);
 	}
-	mt_unmap(&mt);
-	return s != NULL;
+	return found;
 }
 
 /* ---- reset --all ----------------------------------------------------------------- */

@@ -140,22 +140,30 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 
 /*
  * The drops of window @gen of layer @layer of slot @index of table @t (enum
- * xdp_rl_table; XDP_RL_T_SHARED: @index is the rule id) counted apart from
- * its count, because it had no budget left (bpf/hot.h): exact, but for up
- * to XDP_RL_HOT_FLUSH per CPU while the window is being flooded. Read once
- * per process; drops_forget() makes the next call read them again.
+ * xdp_rl_table; XDP_RL_T_SHARED: @index is the rule id; an LRU element: its
+ * hot index, struct mt_entry's id) counted apart from its count, because it
+ * had no budget left (bpf/hot.h): exact, but for up to XDP_RL_HOT_FLUSH per
+ * CPU while the window is being flooded. @word: the window's drops word if
+ * its entry holds it (an LRU element's, as read), else NULL: the `drops`
+ * map's. Read once per process; drops_forget() makes the next call read
+ * them again.
  */
-__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen);
+__u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
+		   const __u64 *word);
 void drops_forget(void);
 /*
  * What the other servers of a fleet counted in the same window (its word of
- * `remote` while it names generation @gen), 0 out of fleet mode.
+ * `remote` while it names generation @gen), 0 out of fleet mode. @word: the
+ * window's fleet word if its entry holds it (an LRU element's, as read),
+ * else NULL: the `remote` map's.
  */
-__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen);
+__u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
+		    const __u64 *word);
 /*
  * Where each table's windows (and the --shared budgets') begin in `drops`
- * and `remote` (xdp_rl_drops_index), read from the tables' sizes, and the
- * words those maps need in *@need. 0, or -1 with errno.
+ * and `remote` (xdp_rl_drops_index), as the program was told at load
+ * (skel_tables: an LRU table's elements hold their own words, so it has
+ * none there), and the words those maps need in *@need. 0, or -1 with errno.
  */
 int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], __u64 *need);
 

@@ -123,6 +123,26 @@ void env_free(struct env *e)
 	e->skel = NULL;
 }
 
+int tested_table(void)
+{
+	const char *t = getenv("XDP_RL_TEST_TABLE");
+
+	return t && !strcmp(t, "lru") ? XDP_RL_TABLE_LRU : XDP_RL_TABLE_BUCKETS;
+}
+
+const char *table_kind_name(int table)
+{
+	return table == XDP_RL_TABLE_LRU ? "lru" : "buckets";
+}
+
+int env_only(struct env *e, int table, const char *why)
+{
+	if (e->table == table)
+		return 1;
+	unit_skip(why);
+	return 0;
+}
+
 int env_load(struct env *e, const struct load_opts *o)
 {
 	struct xdp_rl_fixed f = {
@@ -132,30 +152,31 @@ int env_load(struct env *e, const struct load_opts *o)
 		.v6_prefix = o->v6_prefix ? o->v6_prefix : 64,
 		.max_layers = o->layers ? o->layers : 1,
 		.seed = TEST_SEED,
+		.table = o->table == TABLE_LRU	   ? XDP_RL_TABLE_LRU :
+			 o->table == TABLE_BUCKETS ? XDP_RL_TABLE_BUCKETS :
+						     (__u32)tested_table(),
 	};
 	int i, err;
 
-	libbpf_set_print(NULL);
+	/* XDP_RL_TEST_LIBBPF=1: libbpf's log, the verifier's included, on stderr. */
+	if (!getenv("XDP_RL_TEST_LIBBPF"))
+		libbpf_set_print(NULL);
 	memset(e, 0, sizeof(*e));
 	for (i = 0; i < PIN_MAX; i++)
 		e->lim.fd[i] = -1;
+	e->table = f.table;
 	e->skel = xdp_rl__open();
 	if (!e->skel)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = 1;
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
-	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), 0, f.max_layers, f.seed) ||
-	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), 1, f.max_layers, f.seed))
+	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed) ||
+	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), XDP_RL_T_SRC6, f.max_layers, f.seed))
 		goto fail;
 	/* The limiter xdp-rl would open: what env_live publishes through. */
-	e->lim.fd[PIN_CONFIG] = bpf_map__fd(e->skel->maps.config);
+	for (i = PIN_FIRST_MAP; i < PIN_MAX; i++)
+		e->lim.fd[i] = bpf_map__fd(skel_map(e->skel, i - PIN_FIRST_MAP));
 	e->lim.fd[PIN_ADMIN] = bpf_program__fd(e->skel->progs.admin);
-	e->lim.fd[PIN_SRC4] = bpf_map__fd(e->skel->maps.src4);
-	e->lim.fd[PIN_SRC6] = bpf_map__fd(e->skel->maps.src6);
-	e->lim.fd[PIN_AGG4] = bpf_map__fd(e->skel->maps.agg4);
-	e->lim.fd[PIN_AGG6] = bpf_map__fd(e->skel->maps.agg6);
-	e->lim.fd[PIN_DROPS] = bpf_map__fd(e->skel->maps.drops);
-	e->lim.fd[PIN_HOT] = bpf_map__fd(e->skel->maps.hot);
 	if (limiter_read_config(&e->lim))
 		goto fail;
 	/* What xdp-rl load writes there, and user space reads the tables by. */
@@ -276,14 +297,52 @@ __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which)
 	return now.c[which] - before->c[which];
 }
 
-struct xdp_rl_state *windows4_in(struct env *e, const char *key, __u32 lsid)
+int entry4(struct env *e, const char *key, __u32 lsid, struct mt_entry *out)
 {
-	struct xdp_rl_slot *s;
 	__u32 k[4] = {};
 
 	inet_pton(AF_INET, key, &k[0]);
+	return mt_get(&e->t4, k, lsid, out) > 0;
+}
+
+struct xdp_rl_state *windows4_in(struct env *e, const char *key, __u32 lsid)
+{
+	struct xdp_rl_slot *s;
+	struct mt_entry en;
+	__u32 k[4] = {};
+
+	inet_pton(AF_INET, key, &k[0]);
+	if (e->t4.lru) {
+		if (!entry4(e, key, lsid, &en))
+			return NULL;
+		memcpy(e->snap, en.w, sizeof(e->snap));
+		return e->snap;
+	}
 	s = mt_find(&e->t4, k, lsid);
 	return s ? mt_windows(&e->t4, s) : NULL;
+}
+
+int windows4_put(struct env *e, const char *key, int layer, const struct xdp_rl_state *w)
+{
+	__u8 kb[8], v[XDP_RL_LRU_VALUE_MAX];
+	struct xdp_rl_state *in;
+	__u32 k[4] = {}, lsid = TEST_LSID;
+
+	if (!e->t4.lru) {
+		in = windows4(e, key);
+		if (!in)
+			return -1;
+		in[layer] = *w;
+		return 0;
+	}
+	/* An element cannot be written in place from user space: a test replaces it whole. */
+	inet_pton(AF_INET, key, &k[0]);
+	memcpy(kb, k, 4);
+	memcpy(kb + 4, &lsid, 4);
+	if (bpf_map_lookup_elem(e->t4.fd, kb, v))
+		return -1;
+	memcpy(v + xdp_rl_lru_head(0) + layer * sizeof(*w), w, sizeof(*w));
+	return bpf_map_update_elem(e->t4.fd, kb, v, BPF_EXIST);
 }
 
 struct xdp_rl_state *windows4(struct env *e, const char *key)
@@ -293,21 +352,20 @@ struct xdp_rl_state *windows4(struct env *e, const char *key)
 
 long long count4_layer(struct env *e, const char *key, int layer)
 {
-	struct xdp_rl_slot *s;
-	struct xdp_rl_state *w;
-	__u32 k[4] = {};
+	struct mt_entry en;
 	__u64 c;
 
-	inet_pton(AF_INET, key, &k[0]);
-	s = mt_find(&e->t4, k, TEST_LSID);
-	if (!s)
+	if (!entry4(e, key, TEST_LSID, &en))
 		return -1;
-	w = mt_windows(&e->t4, s);
-	c = w[layer].count_gen;
+	c = en.w[layer].count_gen;
+	/* A fresh window (an LRU element's, never charged) counts nothing. */
+	if (e->t4.lru && !xdp_rl_gen_of_count(c))
+		return 0;
 	/* What it was offered: its count and the drops counted apart (bpf/hot.h). */
 	drops_forget();
-	return xdp_rl_count(c) + window_drops(&e->lim, XDP_RL_T_SRC4, mt_index(&e->t4, s), layer,
-					      xdp_rl_gen_of_count(c));
+	return xdp_rl_count(c) + window_drops(&e->lim, XDP_RL_T_SRC4, en.id, layer,
+					      xdp_rl_gen_of_count(c),
+					      en.has_words ? &en.drops[layer] : NULL);
 }
 
 long long count4(struct env *e, const char *key)

@@ -14,6 +14,10 @@
  * Loading needs CAP_BPF and CAP_NET_ADMIN; without them a test skips
  * (a failure when CI is set).
  *
+ * Every test runs on the table XDP_RL_TEST_TABLE names (buckets, the
+ * default, or lru: `make unit TABLE=lru`), unless its load_opts asks for one;
+ * a test of what only one table does skips on the other (env_only).
+ *
  * A test of a new area goes in a file of its own, tests/unit/test_AREA.c:
  *
  *	#include "harness.h"
@@ -79,7 +83,10 @@ struct pkt build(const struct pkt_spec *s);
 struct env {
 	struct xdp_rl *skel;
 	int prog_fd;
-	struct mtable t4, t6; /* src4 and src6, mapped */
+	struct mtable t4, t6; /* src4 and src6, mapped (or, LRU tables, opened) */
+	int table;	      /* enum xdp_rl_table_kind */
+	/* LRU tables: the copy windows4 reads into (an element cannot be mapped). */
+	struct xdp_rl_state snap[XDP_RL_MAX_LAYERS];
 	/*
 	 * The limiter xdp-rl would open, with the skeleton's config map, admin
 	 * entry point and tables: what env_live publishes through, and what
@@ -88,10 +95,14 @@ struct env {
 	struct limiter lim;
 };
 
+/* load_opts' table: as XDP_RL_TEST_TABLE says, or this one. */
+enum { TABLE_TESTED, TABLE_BUCKETS, TABLE_LRU };
+
 struct load_opts {
 	int bytes;
 	int v4_prefix, v6_prefix; /* default 32 and 64 */
 	int layers;		  /* room per source, default 1 */
+	int table;		  /* TABLE_* */
 	__u32 sources;		  /* per source table, default 1024 */
 };
 
@@ -132,10 +143,28 @@ void stats(struct env *e, struct xdp_rl_stats *sum);
 /* How much counter @which grew since @before. */
 __u64 stat_delta(struct env *e, const struct xdp_rl_stats *before, int which);
 
-/* The windows of an IPv4 key (the masked address) under the global limits, or NULL. */
+/* The table the tests run on unless one asks for another (XDP_RL_TEST_TABLE). */
+int tested_table(void);
+/* "buckets" or "lru". */
+const char *table_kind_name(int table);
+/*
+ * Whether a test of what table @table alone does may run in @e: 1, or 0
+ * after skipping it (say why in @why).
+ */
+int env_only(struct env *e, int table, const char *why);
+
+/*
+ * The windows of an IPv4 key (the masked address) under the global limits,
+ * or NULL: in place in a bucket table; a copy of an LRU element's, read now
+ * (write with windows4_put).
+ */
 struct xdp_rl_state *windows4(struct env *e, const char *key);
 /* ... or under limit set @lsid. */
 struct xdp_rl_state *windows4_in(struct env *e, const char *key, __u32 lsid);
+/* Write window @layer of an IPv4 key under the global limits (a test's own setup): 0, or -1. */
+int windows4_put(struct env *e, const char *key, int layer, const struct xdp_rl_state *w);
+/* The IPv4 key's entry, copied (mtable.h), under limit set @lsid: 1, 0 if it has none. */
+int entry4(struct env *e, const char *key, __u32 lsid, struct mt_entry *out);
 /* The count stored for an IPv4 key in layer @layer (or 0), or -1 if it has no slot. */
 long long count4_layer(struct env *e, const char *key, int layer);
 long long count4(struct env *e, const char *key);

@@ -3,25 +3,23 @@
  * test_fleet.c - a fleet's share of a window (include/xdp_rl.h, `remote`):
  * with XDP_RL_F_FLEET a packet passes only while the window's own count and
  * what the other servers counted in the same window are within the limit.
+ * The share is written as the fleet agent writes it, through the program
+ * (admin_remote: the `remote` map's word, or an LRU element's own).
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 
+#include "admin.h"
 #include "harness.h"
 #include "sources.h"
 
-/*
- * The index of IPv4 key @key's word for layer 0 in `remote` (and `drops`):
- * src4's windows come first, a word per slot and layer (xdp_rl_drops_index).
- */
-static long remote_index(struct env *e, const char *key)
+/* Write the fleet's share of layer 0 of IPv4 key @key: 1, or what admin_remote said. */
+static int remote_set(struct env *e, const char *key, __u64 word)
 {
-	struct xdp_rl_slot *s;
 	__u32 k[4] = {};
 
 	inet_pton(AF_INET, key, &k[0]);
-	s = mt_find(&e->t4, k, TEST_LSID);
-	return s ? (long)(mt_index(&e->t4, s) * e->lim.cfg.fixed.max_layers) : -1;
+	return admin_remote(&e->lim, PIN_SRC4, k, TEST_LSID, 0, word);
 }
 
 UNIT_TEST(fleet_remote)
@@ -30,7 +28,6 @@ UNIT_TEST(fleet_remote)
 	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_ALIGNED | XDP_RL_F_FLEET };
 	struct xdp_rl_state *w;
 	__u64 word, gen;
-	__u32 k;
 	struct env e;
 
 	if (env_open(&e, &(struct load_opts){ 0 }, "fleet: load"))
@@ -45,12 +42,13 @@ UNIT_TEST(fleet_remote)
 		return;
 	}
 	gen = xdp_rl_gen_of_count(w->count_gen);
-	k = remote_index(&e, "198.18.40.1");
 	word = ((gen + 1) & 0xffff) << XDP_RL_REMOTE_BITS | 7;
-	bpf_map_update_elem(bpf_map__fd(e.skel->maps.remote), &k, &word, 0);
+	ASSERT_EQ(remote_set(&e, "198.18.40.1", word), 1,
+		  "fleet: the share of another window written");
 	ASSERT_EQ(send_n(&e, &a, 3), 3, "fleet: a share of another window counts nothing");
 	word = gen << XDP_RL_REMOTE_BITS | 4;
-	bpf_map_update_elem(bpf_map__fd(e.skel->maps.remote), &k, &word, 0);
+	ASSERT_EQ(remote_set(&e, "198.18.40.1", word), 1,
+		  "fleet: the share of this window written");
 	ASSERT_EQ(send_n(&e, &a, 5), 2, "fleet: 4 here and 4 elsewhere of 10: 2 more pass");
 	ASSERT_EQ(count4(&e, "198.18.40.1"), 9,
 		  "fleet: offered here: 9, the share elsewhere apart");

@@ -968,7 +968,7 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 		if (i >= mt->layers)
 			continue;
 		w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
-					  xdp_rl_gen_of_count(st[i].count_gen));
+					  xdp_rl_gen_of_count(st[i].count_gen), NULL);
 		if (w[i].start)
 			w[i].remote = remote_share(
 				r,
@@ -990,7 +990,7 @@ static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		w[i] = table_win(&l.layer[i]);
 		w[i].apart = window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
-					  xdp_rl_gen_of_count(l.layer[i].count_gen));
+					  xdp_rl_gen_of_count(l.layer[i].count_gen), NULL);
 		if (w[i].start)
 			w[i].remote = remote_share(
 				r,
@@ -1290,8 +1290,10 @@ static int run_load(struct run *r, int quiet)
 	if (quiet ? env_load(&r->e, lo) : env_open(&r->e, lo, "model: load"))
 		return -1;
 	r->loaded = 1;
-	if (mt_map(&r->agg4, bpf_map__fd(r->e.skel->maps.agg4), 0, lo->layers, TEST_SEED) ||
-	    mt_map(&r->agg6, bpf_map__fd(r->e.skel->maps.agg6), 1, lo->layers, TEST_SEED)) {
+	if (mt_map(&r->agg4, bpf_map__fd(r->e.skel->maps.agg4), XDP_RL_T_AGG4, lo->layers,
+		   TEST_SEED) ||
+	    mt_map(&r->agg6, bpf_map__fd(r->e.skel->maps.agg6), XDP_RL_T_AGG6, lo->layers,
+		   TEST_SEED)) {
 		UNIT_FAIL("model: map the aggregate tables: %s", strerror(errno));
 		return -1;
 	}

@@ -82,8 +82,9 @@ UNIT_TEST(window)
 UNIT_TEST(saturation)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.9" });
-	struct xdp_rl_state *w;
+	struct xdp_rl_state *w, sat;
 	struct env e;
+	__u64 gen;
 
 	if (env_open(&e, &(struct load_opts){ 0 }, "saturation: load"))
 		return;
@@ -91,14 +92,19 @@ UNIT_TEST(saturation)
 	send_n(&e, &a, 1); /* its slot */
 	w = windows4(&e, "198.18.2.9");
 	if (ASSERT_TRUE(w, "saturation: the source has a slot")) {
-		*w = (struct xdp_rl_state){
+		/* Its window, in the generation it has (an LRU table's are not 0), at saturation. */
+		gen = xdp_rl_gen_of_count(w->count_gen);
+		sat = (struct xdp_rl_state){
 			.start_gen =
-				xdp_rl_window_start(e.skel->bss->fake_now_ns, 3600 * SEC_NS, 0, 0),
-			.count_gen = XDP_RL_COUNT_SAT - 1,
+				xdp_rl_window_start(e.skel->bss->fake_now_ns, 3600 * SEC_NS, 0, 0) |
+				gen,
+			.count_gen = gen << XDP_RL_COUNT_BITS | (XDP_RL_COUNT_SAT - 1),
 		};
+		ASSERT_EQ(windows4_put(&e, "198.18.2.9", 0, &sat), 0, "saturation: window set");
 		ASSERT_EQ(send_n(&e, &a, 3), 0,
 			  "saturation: a source at the saturated count is dropped");
-		ASSERT_EQ(w->count_gen, XDP_RL_COUNT_SAT - 1,
+		w = windows4(&e, "198.18.2.9");
+		ASSERT_EQ(w->count_gen, sat.count_gen,
 			  "saturation: the count stays below the generation bits (%#llx)",
 			  (unsigned long long)w->count_gen);
 	}
@@ -115,9 +121,9 @@ UNIT_TEST(saturation)
 UNIT_TEST(stray_start)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.10" });
-	struct xdp_rl_state *w, st;
+	struct xdp_rl_state *w, st, stray;
 	struct env e;
-	__u64 now;
+	__u64 now, gen;
 
 	if (env_open(&e, &(struct load_opts){ 0 }, "stray start: load"))
 		return;
@@ -126,18 +132,21 @@ UNIT_TEST(stray_start)
 	send_n(&e, &a, 1); /* its slot */
 	w = windows4(&e, "198.18.2.10");
 	if (ASSERT_TRUE(w, "stray start: the source has a slot")) {
-		*w = (struct xdp_rl_state){
-			.start_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | 7,
-			.count_gen = 20, /* generation 0, count 20: over the limit */
+		/* Its window's generation g (an LRU table's is not 0), count 20, and a start of g + 7. */
+		gen = xdp_rl_gen_of_count(w->count_gen);
+		stray = (struct xdp_rl_state){
+			.start_gen = ((now - SEC_NS) & ~XDP_RL_GEN_MASK) | ((gen + 7) & 0xffff),
+			.count_gen = gen << XDP_RL_COUNT_BITS | 20, /* over the limit */
 		};
+		ASSERT_EQ(windows4_put(&e, "198.18.2.10", 0, &stray), 0, "stray start: window set");
 		ASSERT_EQ(send_n(&e, &a, 1), 0,
 			  "stray start: the count it has (20 of 5) still holds");
-		st = *w;
-		ASSERT_EQ(xdp_rl_gen_of_start(st.start_gen), 0,
-			  "stray start: repaired to generation 0, starting now [generation]");
+		st = *windows4(&e, "198.18.2.10");
+		ASSERT_EQ(xdp_rl_gen_of_start(st.start_gen), gen,
+			  "stray start: repaired to its generation, starting now [generation]");
 		ASSERT_EQ(xdp_rl_start_ns(st.start_gen),
 			  xdp_rl_window_start(now, 10 * SEC_NS, 0, 0),
-			  "stray start: repaired to generation 0, starting now [start]");
+			  "stray start: repaired to its generation, starting now [start]");
 		e.skel->bss->fake_now_ns = now + 10 * SEC_NS + XDP_RL_GRAIN;
 		ASSERT_EQ(send_n(&e, &a, 7), 5,
 			  "stray start: the window then turns over: 5 of 7 pass [passed]");
