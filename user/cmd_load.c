@@ -15,9 +15,9 @@
 static const char *const load_forms[] = {
 	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--per-key|--aligned]\n"
 	"[--bytes] [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
-	"[--max-layers N] [--rules FILE] [--new-sources N/DUR\n"
-	"[--on-table-full pass|drop|aggregate]] [--proto P] [--dport LIST] [--syn]\n"
-	"[--link-local per-address|prefix|exempt] [--dry-run]\n"
+	"[--max-layers N] [--table buckets|lru] [--rules FILE] [--new-sources N/DUR\n"
+	"[--on-table-full pass|drop|aggregate]] [--proto P] [--dport LIST]\n"
+	"[--syn] [--link-local per-address|prefix|exempt] [--dry-run]\n"
 	"[--mode native|generic] [--force]",
 	NULL,
 };

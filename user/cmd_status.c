@@ -84,6 +84,7 @@ static void status_one(struct limiter *l, struct json *j)
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
 		json_u64(j, "max_sources", f->max_sources);
+		json_str(j, "table", word_name(table_words, f->table));
 		json_u64(j, "max_layers", f->max_layers);
 		json_u64(j, "rules", live->nrules4 + live->nrules6);
 		if (live->new_sources.limit) {
@@ -118,11 +119,17 @@ static void status_one(struct limiter *l, struct json *j)
 	       live->link_local == XDP_RL_LL_EXEMPT ? "exempt" :
 	       live->link_local == XDP_RL_LL_PREFIX ? "keyed by prefix" :
 						      "keyed per address");
-	printf("  keys     IPv4 /%u, IPv6 /%u; table %llu sources per family (%u slots), "
-	       "room for %u layer%s\n",
-	       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
-	       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
-	       f->max_layers == 1 ? "" : "s");
+	if (f->table == XDP_RL_TABLE_LRU)
+		printf("  keys     IPv4 /%u, IPv6 /%u; table lru: the kernel's LRU hash, %llu "
+		       "sources per family, room for %u layer%s\n",
+		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
+		       f->max_layers, f->max_layers == 1 ? "" : "s");
+	else
+		printf("  keys     IPv4 /%u, IPv6 /%u; table buckets: %llu sources per family "
+		       "(%u slots), room for %u layer%s\n",
+		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
+		       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
+		       f->max_layers == 1 ? "" : "s");
 	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
 	       l->ifname);
 	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n", (unsigned long long)n4,

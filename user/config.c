@@ -374,6 +374,7 @@ enum group {
 	G_V6,
 	G_MAX_SOURCES,
 	G_MAX_LAYERS,
+	G_TABLE,
 	G_MODE,
 	G_N,
 };
@@ -435,6 +436,7 @@ static void settings_text(const struct config *c, char t[G_N][GROUP_TEXT])
 	add(t[G_V6], OPT_V6_PREFIX, "%u", f->v6_prefix);
 	add(t[G_MAX_SOURCES], OPT_MAX_SOURCES, "%llu", (unsigned long long)f->max_sources);
 	add(t[G_MAX_LAYERS], OPT_MAX_LAYERS, "%u", f->max_layers);
+	add(t[G_TABLE], OPT_TABLE, "%s", word_name(table_words, f->table));
 	add(t[G_MODE], OPT_MODE, "%s", word_name(mode_words, f->xdp_mode));
 }
 
@@ -531,5 +533,5 @@ int config_same_tables(const struct config *a, const struct config *b)
 
 	return x->bytes == y->bytes && x->v4_prefix == y->v4_prefix &&
 	       x->v6_prefix == y->v6_prefix && x->max_sources == y->max_sources &&
-	       x->max_layers == y->max_layers;
+	       x->max_layers == y->max_layers && x->table == y->table;
 }

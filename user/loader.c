@@ -57,7 +57,7 @@ static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *
 {
 	return o->bytes == f->bytes && o->v4_prefix == f->v4_prefix &&
 	       o->v6_prefix == f->v6_prefix && o->max_sources == f->max_sources &&
-	       o->max_layers == f->max_layers;
+	       o->max_layers == f->max_layers && o->table == f->table;
 }
 
 /*
@@ -287,7 +287,7 @@ void load_report(FILE *f, const char *ifname, const struct settings *s,
 		fprintf(f, ", %u rule%s", n, n == 1 ? "" : "s");
 	if (res->tables_changed)
 		fprintf(f, "; every window restarted (the source tables changed: --bytes, a "
-			   "prefix, --max-sources or the layers per source)");
+			   "prefix, --max-sources, --table or the layers per source)");
 	else if (res->clocks_changed)
 		fprintf(f, "; every window restarted (--per-key and --aligned keep time on "
 			   "different clocks)");

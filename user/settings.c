@@ -16,6 +16,12 @@ const struct word link_local_words[] = {
 	{ NULL, 0 },
 };
 
+const struct word table_words[] = {
+	{ "buckets", XDP_RL_TABLE_BUCKETS },
+	{ "lru", XDP_RL_TABLE_LRU },
+	{ NULL, 0 },
+};
+
 const struct word mode_words[] = {
 	{ "native", XDP_FLAGS_DRV_MODE },
 	{ "generic", XDP_FLAGS_SKB_MODE },
@@ -41,6 +47,8 @@ const struct opt_spec settings_load_opts[] = {
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)" },
 	{ "max-layers", OPT_MAX_LAYERS, "N",
 	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 16 bytes each)" },
+	{ "table", OPT_TABLE, "KIND",
+	  "what keeps the sources' windows: buckets (default), xdp-rl's\nown table, or lru, the kernel's LRU hash (README says\nwhen each is the better choice)" },
 	{ "rules", OPT_RULES, "FILE",
 	  "per-prefix rules, one a line, as 'xdp-rl rule add' takes\nthem after IFACE; '#' starts a comment" },
 	{ "new-sources", OPT_NEW_SOURCES, "N/DUR",
@@ -234,6 +242,11 @@ int settings_option(int opt, const char *arg, struct settings *s, struct why *wh
 		if (number(opt, "max-layers", arg, 1, XDP_RL_MAX_LAYERS, &n, why))
 			return -1;
 		s->max_layers = n;
+		return 0;
+	case OPT_TABLE:
+		e = word_parse(table_words, arg, &s->fixed.table);
+		if (e)
+			return refuse(why, opt, "invalid --table '%.40s': %s", arg, e);
 		return 0;
 	case OPT_MODE:
 		e = word_parse(mode_words, arg, &s->fixed.xdp_mode);

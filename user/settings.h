@@ -47,6 +47,7 @@ enum {
 	OPT_SYN,
 	OPT_NO_SYN,
 	OPT_LINK_LOCAL,
+	OPT_TABLE,
 	OPT_END /* one past the last */
 };
 
@@ -82,6 +83,8 @@ struct why {
 extern const struct word mode_words[];
 /* --link-local: per-address, prefix, exempt (enum xdp_rl_link_local). */
 extern const struct word link_local_words[];
+/* --table: buckets, lru (enum xdp_rl_table_kind). */
+extern const struct word table_words[];
 
 /* Settings with nothing given: load's defaults once settings_finish_load has run. */
 void settings_init(struct settings *s);

@@ -23,17 +23,34 @@ def privileged(xdp_rl):
         pytest.skip(why)
 
 
-def _bed(request):
-    bed = rlbed.Bed()
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "both_tables: run the test on each table (load --table buckets, lru), "
+        "not only on the one XDP_RL_E2E_TABLE names")
+
+
+def pytest_generate_tests(metafunc):
+    """A test marked both_tables (or in a module so marked) takes the bed's
+    table as a parameter, buckets and lru; the others run on rlbed.TABLE."""
+    if "table" not in metafunc.fixturenames:
+        return
+    both = metafunc.definition.get_closest_marker("both_tables") is not None
+    metafunc.parametrize("table", rlbed.TABLES if both else (rlbed.TABLE,),
+                         scope="function")
+
+
+def _bed(request, table=None):
+    bed = rlbed.Bed(table)
     # Registered before the namespaces exist: a half-made bed is removed too.
     request.addfinalizer(bed.down)
     return bed.start()
 
 
 @pytest.fixture
-def bed(privileged, request):
-    """A fresh sender/receiver namespace pair, removed after the test."""
-    return _bed(request)
+def bed(privileged, table, request):
+    """A fresh sender/receiver namespace pair, removed after the test; its
+    limiters are loaded with @table."""
+    return _bed(request, table)
 
 
 @pytest.fixture(scope="module")

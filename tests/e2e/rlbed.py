@@ -28,6 +28,11 @@ TESTBED = os.path.join(ROOT, "scripts", "testbed.sh")
 SENDPKTS = os.path.join(ROOT, "scripts", "sendpkts.py")
 PY = "/usr/bin/python3"
 
+# The table every limiter of these tests is loaded with (`load --table`),
+# unless a test is run on both (conftest.py): `make e2e TABLE=lru`.
+TABLE = os.environ.get("XDP_RL_E2E_TABLE") or "buckets"
+TABLES = ("buckets", "lru")
+
 CMD_TIMEOUT = 30        # seconds, for any one command
 SEND_DEADLINE = 20      # sendpkts --deadline
 
@@ -92,12 +97,14 @@ def new_tag():
 
 
 class Bed:
-    """A sender/receiver namespace pair. Register down() before start()."""
+    """A sender/receiver namespace pair. Register down() before start().
+    @table: what load() loads the limiter with (`--table`), unless told."""
 
-    def __init__(self):
+    def __init__(self, table=None):
         self.tag = new_tag()
         self.made = False
         self.nft_table = None
+        self.table = table or TABLE
 
     def start(self):
         self.made = True  # from here on down() has something to remove
@@ -144,6 +151,9 @@ class Bed:
                                  f"({e}): {out!r}")
 
     def load(self, *opts, style="n"):
+        opts = [str(o) for o in opts]
+        if "--table" not in opts:
+            opts += ["--table", self.table]
         return self.xdp_ok("load", self.rx_if, *opts, style=style)
 
     def status(self, style="n"):

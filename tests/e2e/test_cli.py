@@ -17,6 +17,7 @@ from rlbed import run
 COMMANDS = ["load", "set", "unload", "status", "stats", "get", "reset", "top"]
 
 
+@pytest.mark.both_tables
 def test_top_orders_by_count_and_trims(bed):
     limit = 10
     offered = {"198.19.10.1": 40, "198.19.10.2": 30, "198.19.10.3": 20, "198.19.10.4": 5}
@@ -44,6 +45,7 @@ def test_top_orders_by_count_and_trims(bed):
     assert "4 sources" in lines[0] and len(lines) == 2 and "198.19.10.1/32" in lines[1], text
 
 
+@pytest.mark.both_tables
 def test_reset_address_and_all(bed):
     a, b = "198.19.11.1", "198.19.11.2"
     limit = 10
@@ -103,6 +105,7 @@ def test_both_namespace_styles_see_one_limiter(bed, first, second):
     assert bed.xdp_prog_id() is None
 
 
+@pytest.mark.both_tables
 def test_status_json_and_text(bed):
     assert bed.limiters() == []
     out = bed.xdp_ok("status")
@@ -119,11 +122,13 @@ def test_status_json_and_text(bed):
         assert s["dry_run"] is False and s["attached"] is True
         assert s["mode"] == "native"
         assert (s["v4_prefix"], s["v6_prefix"], s["max_sources"]) == (30, 64, 1024)
+        assert s["table"] == bed.table
         assert s["prog_id"] == bed.xdp_prog_id()
         assert abs(s["loaded_at"] - time.time()) < 60
     text = bed.xdp_ok("status", bed.rx_if)
     assert text.startswith(f"{bed.rx_if}: attached, native mode")
     assert "123 packets per 1500ms window" in text
+    assert f"; table {bed.table}:" in text, text
 
 
 def test_stats_json_fields(bed):
@@ -213,6 +218,7 @@ def untimed(stats):
     return {k: v for k, v in stats.items() if k not in ("time", "time_ms")}
 
 
+@pytest.mark.both_tables
 def test_second_load_fails_and_force_replaces(bed):
     src = "198.19.15.1"
     bed.nft_counters({src: f"ip saddr {src}"})
@@ -292,9 +298,9 @@ def test_unload(bed):
     check_pins = rlbed.bpffs_at_sys_fs_bpf()
     if check_pins:
         assert sorted(os.listdir(pins)) == ["admin", "agg4", "agg6", "config", "drops", "fleet",
-                                            "hot", "link", "locks", "newsrc", "prog", "remote",
-                                            "rule_hits", "rules4", "rules6", "scratch", "shared",
-                                            "src4", "src6", "stats"]
+                                            "hot", "hot_key", "link", "locks", "lru", "newsrc",
+                                            "prog", "remote", "rule_hits", "rules4", "rules6",
+                                            "scratch", "shared", "src4", "src6", "stats"]
         for d in (pins, os.path.dirname(pins), "/sys/fs/bpf/xdp-rl"):
             assert os.stat(d).st_mode & 0o777 == 0o700, f"{d} must be root-only"
 

@@ -58,7 +58,7 @@ def test_config_round_trip(bed, tmp_path):
     for want in ("layer 50/1h", "layer 3000/1d", "aligned", "enforce", "new-sources 500/1s",
                  "on-table-full aggregate", "proto udp", "dport 9,53,8000-8100", "no-syn",
                  "link-local prefix", "v4-prefix 32", "v6-prefix 64", "max-sources 4096",
-                 "max-layers 3", "mode native"):
+                 "max-layers 3", f"table {bed.table}", "mode native"):
         assert want in lines, (want, text)
     rules = [x for x in lines if x.startswith("rule ")]
     assert rules == [
@@ -108,7 +108,7 @@ def test_apply_of_a_limit_keeps_windows(bed, tmp_path):
     bed.send(SRC, 4)
     assert bed.get(SRC)["count"] == 4
     path = write(tmp_path, "c.conf", f"interface {bed.rx_if}\nlimit 20\nwindow 1h\n"
-                                     "max-sources 1024\n")
+                                     f"max-sources 1024\ntable {bed.table}\n")
     out = bed.xdp_ok("apply", path)
     assert out == f"xdp-rl: {bed.rx_if}: limit 20 (was limit 10)\n", out
     assert bed.get(SRC)["count"] == 4, "the source's window is kept"
@@ -125,6 +125,7 @@ def test_apply_adds_changes_and_deletes_rules(bed, tmp_path):
     bed.send(["198.19.71.1", "198.19.72.1"], 3)
     path = write(tmp_path, "c.conf",
                  f"interface {bed.rx_if}\nlimit 10\nwindow 1h\nmax-sources 1024\n"
+                 f"table {bed.table}\n"
                  "rule 198.19.71.0/24 --layer 8/1h                # a new limit: in place\n"
                  "rule 198.19.72.0/24 --layer 8/1h --layer 9/1d   # a new shape\n"
                  "rule 198.19.73.0/24 --deny\n"

@@ -8,7 +8,12 @@ Ground truth is the receiver's nftables ingress counters (after XDP).
 import json
 import time
 
+import pytest
+
 from rlbed import run
+
+# What a source passes and what the CLI says of it: on each table (load --table).
+pytestmark = pytest.mark.both_tables
 
 
 def saddr(s):

@@ -11,6 +11,9 @@ import pytest
 
 from rlbed import run
 
+# What a source passes and what the CLI says of it: on each table (load --table).
+pytestmark = pytest.mark.both_tables
+
 WINDOW = "30s"
 
 

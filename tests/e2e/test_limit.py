@@ -15,6 +15,9 @@ import pytest
 
 from rlbed import SEND_DEADLINE, run, run_ok, sleep_until
 
+# What a source passes and what the CLI says of it: on each table (load --table).
+pytestmark = pytest.mark.both_tables
+
 WINDOW_MS = 30000
 
 
