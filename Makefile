@@ -2,8 +2,9 @@
 #
 # xdp-rl: one entry point.
 #   make            build build/xdp-rl (the BPF object is embedded); installs nothing
-#   make test       unit tables (BPF_PROG_TEST_RUN) and netns end-to-end tests, then
-#                   the unit tests again with SANITIZE=1, then make lint
+#   make test       unit tables (BPF_PROG_TEST_RUN) on each source table and netns
+#                   end-to-end tests, then the unit tests again with SANITIZE=1,
+#                   then make lint
 #   make lint       clang-format check, scan-build, cppcheck, shellcheck, layers
 #   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
 #   make demo       a flood against a well-behaved source, in namespaces
@@ -13,6 +14,8 @@
 #   make deb        a Debian package, build/xdp-rl_$(VERSION)_ARCH.deb
 #   make man        doc/xdp-rl.8 from doc/xdp-rl.8.scd (scdoc)
 #   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
+#   TABLE=lru       unit, model-test and e2e on the LRU table (load --table lru);
+#                   default buckets
 #   make crash-test every step of every state change killed (make test: a sample)
 #   make fuzz       each libFuzzer target for FUZZ_SECONDS (default 600; make test: 10)
 #   V=1             show the commands
@@ -52,8 +55,8 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all test unit model-test e2e crash-test demo bench install uninstall clean deps \
-	lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build \
+.PHONY: all test unit unit-prog model-test e2e crash-test demo bench install uninstall clean \
+	deps lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build \
 	man check-man deb
 
 WARN       := -Wall -Wextra -Werror
@@ -195,8 +198,13 @@ $(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
 
 # make test: the suite, then the user-space code again under ASan and UBSan
 # (the unit tests with SANITIZE=1; test_prog's need root, as the suite's
-# do), then make lint. CI runs this (.ci/run).
+# do), then make lint. CI runs this (.ci/run). Both source tables: the
+# unit tests of the program (test_prog, the model test's 20 s included) run
+# on each; the e2e tests marked both_tables (what a source passes, and what
+# get, top, reset, charge and status say of it) run on each, the others on
+# the bucket table (conftest.py).
 test: unit e2e
+	$(Q)$(MAKE) --no-print-directory TABLE=lru unit-prog
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
 endif
@@ -213,9 +221,17 @@ UNIT_T := $(strip $(subst $(comma), ,$(T)))
 MODEL_ENV := $(if $(MODEL_SECONDS),export XDP_RL_MODEL_SECONDS=$(MODEL_SECONDS);) \
              $(if $(MODEL_SEED),export XDP_RL_MODEL_SEED=$(MODEL_SEED);) \
              $(if $(MODEL_SCENARIO),export XDP_RL_MODEL_SCENARIO=$(MODEL_SCENARIO);)
+# TABLE=buckets|lru: the source table the program's tests load (load --table).
+TABLE_NAMES := buckets lru
+ifneq ($(TABLE),)
+ifeq ($(filter $(TABLE),$(TABLE_NAMES)),)
+$(error TABLE must be one of: $(TABLE_NAMES))
+endif
+endif
+TABLE_ENV := $(if $(TABLE),export XDP_RL_TEST_TABLE=$(TABLE) XDP_RL_E2E_TABLE=$(TABLE);)
 
 unit: $(UNIT_USER_BIN) $(UNIT_BIN)
-	$(Q)$(UNIT_ENV) $(MODEL_ENV) s=0; u=; p=; \
+	$(Q)$(UNIT_ENV) $(MODEL_ENV) $(TABLE_ENV) s=0; u=; p=; \
 	for n in $(UNIT_T); do \
 		if $(UNIT_USER_BIN) --list | grep -qxF -- "$$n"; then u="$$u $$n"; \
 		elif $(UNIT_BIN) --list | grep -qxF -- "$$n"; then p="$$p $$n"; \
@@ -225,6 +241,10 @@ unit: $(UNIT_USER_BIN) $(UNIT_BIN)
 	if [ -z "$(UNIT_T)" ] || [ -n "$$u" ]; then $(UNIT_USER_BIN) $$u || s=$$?; fi; \
 	if [ -z "$(UNIT_T)" ] || [ -n "$$p" ]; then $(UNIT_BIN) $$p || s=$$?; fi; \
 	exit $$s
+
+# The program's tests alone (test_prog: make test runs them again with TABLE=lru).
+unit-prog: $(UNIT_BIN)
+	$(Q)$(UNIT_ENV) $(MODEL_ENV) $(TABLE_ENV) $(UNIT_BIN)
 
 # The model test alone, long: 10 minutes unless MODEL_SECONDS says otherwise.
 model-test: $(UNIT_BIN)
@@ -242,7 +262,7 @@ $(PROMTOOL): scripts/promtool.sh
 E2E_ENV := XDP_RL_BUILD=$(abspath $(BUILD)) XDP_RL_PROMTOOL=$(abspath $(PROMTOOL))
 
 e2e: $(BIN) $(FAULT_BIN) $(PROMTOOL)
-	$(Q)$(E2E_ENV) $(PYTHON) -m pytest -q tests/e2e
+	$(Q)$(TABLE_ENV) $(E2E_ENV) $(PYTHON) -m pytest -q tests/e2e
 
 # Every kill point of every change (make test kills a sample of them).
 crash-test: $(BIN) $(FAULT_BIN)
