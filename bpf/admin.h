@@ -20,12 +20,16 @@
  * (With --new-sources exhausted, a packet of the key that finds it BUSY in
  * those microseconds is handled as a new source would be: by the policy.)
  *
- * An LRU table's element cannot be claimed (lru.h): a reset deletes it (the
- * next packet of the key makes a fresh one), or, to hold a count, replaces
- * it with fresh windows in one step and charges them the count as a packet
- * would; a charge is a packet's charge without the limit check, read again
- * after as a packet's is. Every change is to the key's own element, by the
- * rules of lru.h: no window is ever opened in a value the kernel copies.
+ * An LRU table's element cannot be claimed (lru.h). A reset moves each
+ * window on from the word it holds, read (with a full barrier) before the
+ * element's key is read again: if that is still the key's, so was the word,
+ * and the swap lands only while it still is (an element the kernel gave to
+ * another key since holds words of generations this key's never had, lru.h
+ * E1); a fresh window has nothing to reset, and to hold a count is opened
+ * as a charge is. A charge is a packet's charge without the limit check,
+ * read again after as a packet's is. `reset --all` closes every opened
+ * window in place, as the bucket table's close does (whoever holds an
+ * element, it is reset).
  */
 #ifndef XDP_RL_ADMIN_H
 #define XDP_RL_ADMIN_H
@@ -49,7 +53,7 @@ static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct
 	for (i = 0; i < WINDOW_TRIES; i++) {
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
-		g = (xdp_rl_gen_of_count(c) + 1) & XDP_RL_GEN_MASK;
+		g = window_next_gen(xdp_rl_gen_of_count(c));
 		if (__sync_val_compare_and_swap(&s->count_gen, c,
 						(g << XDP_RL_COUNT_BITS) | count) != c)
 			continue;
@@ -191,15 +195,17 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 
 /*
  * An LRU table: charge rq->count to the request's layers of the key at
- * @pos's element @e without the limit check, as a packet charges (lru.h).
- * 1, or 0 if the element was not the key's (nothing is left charged).
+ * @pos's element @e without the limit check, as a packet charges (lru.h);
+ * for a RESET, start them afresh holding rq->count instead. 1, or 0 if the
+ * element was not the key's (nothing is left changed that is not the
+ * key's). A charge's opened windows count as opened, a reset's do not.
  */
-static __always_inline int admin_lru_charge(struct xdp_rl_admin *rq, void *e, const int t,
+static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, const int t,
 					    const int v6, const struct table_pos *pos,
 					    const struct window_clock *clk, struct xdp_rl_stats *st)
 {
 	struct xdp_rl_state *w = lru_states(e, v6);
-	__u64 opened = 0, fresh[2];
+	__u64 opened = 0, fresh[2], c, g;
 	struct charge ch;
 	int i, op, lost = 0;
 
@@ -209,13 +215,44 @@ static __always_inline int admin_lru_charge(struct xdp_rl_admin *rq, void *e, co
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if (!admin_layer(rq, i, cfg_layers))
 			continue;
+		ch.gens[i] = WINDOW_NOT_CHARGED;
+		ch.held_to = i + 1;
+		/*
+		 * A reset of a window opened: from the word it holds, read with a
+		 * full barrier, then the key read again, so that the word is the
+		 * key's (a word of an element given to another key since has a
+		 * generation no window of this one had, lru.h's E1: the swap misses
+		 * it); a fresh window has nothing to reset, and opens as a charge.
+		 */
+		c = __sync_fetch_and_add(&w[i].count_gen, 0);
+		if (rq->op == XDP_RL_ADMIN_RESET && xdp_rl_gen_of_count(c)) {
+			if (!lru_holds(e, v6, pos)) {
+				lost = 1;
+				break;
+			}
+			g = window_next_gen(xdp_rl_gen_of_count(c));
+			if (__sync_val_compare_and_swap(&w[i].count_gen, c,
+							(g << XDP_RL_COUNT_BITS) | rq->count) !=
+			    c) {
+				lost = 1; /* changed meanwhile: looked at again */
+				break;
+			}
+			if (rq->count)
+				/* Its start, now: as a turnover's, read after the swap. */
+				__sync_val_compare_and_swap(
+					&w[i].start_gen, READ_ONCE(w[i].start_gen),
+					window_start_now(clk, rq->window_ns[i], g));
+			continue;
+		}
+		if (rq->op == XDP_RL_ADMIN_RESET && !rq->count)
+			continue;
 		op = 0;
 		window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], fresh);
 		lost |= ch.gens[i] == WINDOW_LOST;
 		opened += op;
-		ch.held_to = i + 1;
 	}
-	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+	if (rq->op == XDP_RL_ADMIN_CHARGE)
+		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (lost || !lru_holds(e, v6, pos)) {
 		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
 		return 0;
@@ -234,9 +271,9 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 {
 	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
 	struct table_pos pos;
-	__u64 *v, *word;
-	int try, existed;
+	__u64 *word;
 	__u32 layer;
+	int try;
 	void *e;
 	long r;
 
@@ -253,24 +290,10 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 		WRITE_ONCE(word[layer & (XDP_RL_MAX_LAYERS - 1)], rq->count);
 		return 1;
 	}
-	if (rq->op == XDP_RL_ADMIN_RESET && !rq->count) {
-		r = bpf_map_delete_elem(map, pos.lkey);
-		if (r)
-			return 0;
-		lru_forgot(t);
-		return 1;
-	}
-	if (rq->op == XDP_RL_ADMIN_RESET) {
-		/* Fresh windows in place of the old ones in one step, then the count, as a charge. */
-		existed = !!bpf_map_lookup_elem(map, pos.lkey);
-		v = lru_value(v6, t, &pos);
-		if (!v || bpf_map_update_elem(map, pos.lkey, v, BPF_ANY))
-			return -1;
-		if (!existed)
-			lru_added(t);
-	}
 	for (try = 0; try < 2; try++) {
 		e = bpf_map_lookup_elem(map, pos.lkey);
+		if (!e && rq->op == XDP_RL_ADMIN_RESET && !rq->count)
+			return 0;
 		if (!e) {
 			r = lru_insert(map, v6, t, &pos);
 			if (r < 0)
@@ -279,7 +302,7 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 			if (!e)
 				continue;
 		}
-		if (admin_lru_charge(rq, e, t, v6, &pos, clk, st))
+		if (admin_lru_change(rq, e, t, v6, &pos, clk, st))
 			return 1;
 	}
 	return -1;
@@ -376,32 +399,56 @@ static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, cons
 	return n;
 }
 
-/* What admin_lru_close's callback does across the elements it is given. */
+/* What admin_lru_close's callbacks do across the elements they are given. */
 struct lru_close {
-	__u32 t; /* enum xdp_rl_table */
-	__u32 n; /* elements deleted */
+	__u32 from, to; /* the request's layers */
+	__u32 n;	/* elements with a window closed */
+	__u32 pad;
 };
 
-static long lru_close_one(void *map, const void *key, void *value, void *ctx)
+/*
+ * Close the windows of layers [from, to) of element @value (its windows
+ * at @head bytes), as the bucket table's close does in place: whoever holds
+ * the element, its windows are to be reset. A fresh window (generation 0,
+ * lru.h) has nothing to close, and stays as it is.
+ */
+static __always_inline long lru_close_one(void *value, struct lru_close *c, const __u32 head)
 {
-	struct lru_close *c = ctx;
+	struct xdp_rl_state *st = value + head;
+	int i, closed = 0;
 
-	if (!bpf_map_delete_elem(map, key)) {
-		c->n++;
-		lru_forgot(c->t);
+#pragma unroll
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if ((__u32)i >= cfg_layers || (__u32)i < c->from || (__u32)i >= c->to)
+			continue;
+		if (!xdp_rl_gen_of_count(READ_ONCE(st[i].count_gen)))
+			continue;
+		window_close(&st[i], 0);
+		closed = 1;
 	}
-	return c->n >= XDP_RL_ADMIN_CLOSE_LRU;
+	c->n += closed;
+	return 0;
+}
+
+static long lru_close4(void *map, const void *key, void *value, void *ctx)
+{
+	return lru_close_one(value, ctx, xdp_rl_lru_head(0));
+}
+
+static long lru_close6(void *map, const void *key, void *value, void *ctx)
+{
+	return lru_close_one(value, ctx, xdp_rl_lru_head(1));
 }
 
 /*
- * CLOSE_BUCKET of an LRU table: forget up to XDP_RL_ADMIN_CLOSE_LRU keys,
- * deleting their elements (a reset of each). Returns how many.
+ * CLOSE_BUCKET of an LRU table: close the request's layers of every key's
+ * windows. Returns how many keys had a window closed.
  */
-static __always_inline int admin_lru_close(void *map, __u32 t)
+static __always_inline int admin_lru_close(struct xdp_rl_admin *rq, void *map, const int v6)
 {
-	struct lru_close c = { t, 0 };
+	struct lru_close c = { rq->from, rq->to, 0, 0 };
 
-	bpf_for_each_map_elem(map, lru_close_one, &c, 0);
+	bpf_for_each_map_elem(map, v6 ? lru_close6 : lru_close4, &c, 0);
 	return c.n;
 }
 
@@ -451,10 +498,10 @@ int admin(struct xdp_md *ctx)
 	clock_setup(&clk, clock_ticks(), live_of(cfg));
 	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET && table_lru()) {
 		switch (rq->table) {
-		case T_SRC4: r = admin_lru_close(&src4, T_SRC4); break;
-		case T_SRC6: r = admin_lru_close(&src6, T_SRC6); break;
-		case T_AGG4: r = admin_lru_close(&agg4, T_AGG4); break;
-		case T_AGG6: r = admin_lru_close(&agg6, T_AGG6); break;
+		case T_SRC4: r = admin_lru_close(rq, &src4, 0); break;
+		case T_SRC6: r = admin_lru_close(rq, &src6, 1); break;
+		case T_AGG4: r = admin_lru_close(rq, &agg4, 0); break;
+		case T_AGG6: r = admin_lru_close(rq, &agg6, 1); break;
 		}
 		goto done;
 	}

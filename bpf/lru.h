@@ -206,14 +206,4 @@ static __always_inline long lru_insert(void *map, const int v6, __u32 t,
 	return INSERT_NEW | (lru_added(t) ? INSERT_EVICTED : 0);
 }
 
-/* A key's element deleted (admin.h): one fewer in table @t. */
-static __always_inline void lru_forgot(__u32 t)
-{
-	__u32 k = XDP_RL_LRU_LIVE + (t & 3);
-	__u64 *live = bpf_map_lookup_elem(&lru, &k);
-
-	if (live && READ_ONCE(*live))
-		__sync_fetch_and_add(live, -1);
-}
-
 #endif /* XDP_RL_LRU_H */

@@ -252,7 +252,7 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 			continue;
 		}
 		if (xdp_rl_window_over(e, clk->now, window_ns)) {
-			/* I2: open window g + 1 with this charge, if no CPU did first. */
+			/* I2: open window g + 1 (LRU: the counter's next) with this charge, if no CPU did first. */
 			g = window_next_gen(g);
 			if (__sync_val_compare_and_swap(&s->count_gen, c,
 							(g << XDP_RL_COUNT_BITS) | inc) != c)

@@ -771,9 +771,8 @@ enum xdp_rl_admin_op {
 	 */
 	XDP_RL_ADMIN_CHARGE,
 	/*
-	 * Close the windows of layers [from, to) of every key in bucket @index.
-	 * LRU tables: forget up to XDP_RL_ADMIN_CLOSE_LRU keys (their elements
-	 * are deleted); run again until it forgets none.
+	 * Close the windows of layers [from, to) of every key in bucket @index;
+	 * of an LRU table, of every key at once (@index unused).
 	 */
 	XDP_RL_ADMIN_CLOSE_BUCKET,
 	/*
@@ -784,8 +783,6 @@ enum xdp_rl_admin_op {
 	XDP_RL_ADMIN_REMOTE,
 };
 
-/* Keys an LRU table's CLOSE_BUCKET forgets per run, at most. */
-#define XDP_RL_ADMIN_CLOSE_LRU 4096
 
 /*
  * One request, sent as the frame of a BPF_PROG_TEST_RUN of the program's

@@ -85,19 +85,12 @@ int admin_close_table(const struct limiter *l, int id, __u32 from, __u32 to, __u
 	if (bpf_obj_get_info_by_fd(l->fd[id], &info, &len))
 		return -1;
 	if (info.type == BPF_MAP_TYPE_LRU_HASH) {
-		/*
-		 * An LRU table: its keys forgotten a batch at a time until a
-		 * batch finds fewer; keys that packets add meanwhile may stay.
-		 */
-		for (b = 0; b <= info.max_entries / XDP_RL_ADMIN_CLOSE_LRU + 1; b++) {
-			r = key_request(l, XDP_RL_ADMIN_CLOSE_BUCKET, pin_table(id), NULL, 0, 0,
-					from, to, 0, NULL);
-			if (r < 0)
-				return -1;
-			*closed += r;
-			if (r < XDP_RL_ADMIN_CLOSE_LRU)
-				break;
-		}
+		/* An LRU table: every element's windows, in one run. */
+		r = key_request(l, XDP_RL_ADMIN_CLOSE_BUCKET, pin_table(id), NULL, 0, 0, from, to,
+				0, NULL);
+		if (r < 0)
+			return -1;
+		*closed += r;
 		return 0;
 	}
 	for (b = 0; b < info.max_entries; b++) {

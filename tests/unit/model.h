@@ -48,7 +48,8 @@
  *   Out of fleet mode the share is not consulted.
  * - Which key an insert evicts is the table's choice: the model cannot
  *   know it. Its caller tells it (model_forget) after each step, and checks
- *   that evictions happen only where an insert did.
+ *   that evictions happen only where an insert did (and, with an LRU
+ *   table, which may evict several at once, only into a full table).
  *
  * On one CPU nothing in bpf/ is documented to refuse more than this: the
  * races that may (a charge about to be taken back, a slot changing hands

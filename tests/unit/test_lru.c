@@ -168,12 +168,16 @@ UNIT_TEST(lru_flood_keeps_the_seen)
 	env_free(&e);
 }
 
-/* reset, reset --count, charge and reset --all, through the program, on an LRU table. */
+/*
+ * reset (the key keeps its place, its windows fresh), reset --count, charge
+ * and reset --all, through the program, on an LRU table.
+ */
 UNIT_TEST(lru_admin)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.32.1" });
 	struct xdp_rl_layer lay = { 5, 3600 * SEC_NS };
 	__u32 k[4] = { htonl(0xc6122001) };
+	struct xdp_rl_stats before;
 	__u64 closed = 0;
 	struct env e;
 
@@ -183,10 +187,15 @@ UNIT_TEST(lru_admin)
 	send_n(&e, &a, 7);
 	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 0, NULL), 1,
 		  "lru: reset found the key");
-	ASSERT_EQ(count4(&e, "198.18.32.1"), -1, "lru: reset: the element is gone");
+	ASSERT_EQ(count4(&e, "198.18.32.1"), 0, "lru: reset: the key keeps an element, fresh");
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &a, 7), 5, "lru: reset: a fresh window, 5 of 7");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_INSERTS), 0,
+		  "lru: reset: the key is not a new source again");
+	k[0] = htonl(0xc6122003);
 	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 0, NULL), 0,
 		  "lru: reset of a key with none: nothing");
-	ASSERT_EQ(send_n(&e, &a, 7), 5, "lru: reset: a fresh window, 5 of 7");
+	k[0] = htonl(0xc6122001);
 	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 3, &lay), 1,
 		  "lru: reset --count 3");
 	ASSERT_EQ(count4(&e, "198.18.32.1"), 3, "lru: reset --count 3: holds 3");
@@ -200,8 +209,11 @@ UNIT_TEST(lru_admin)
 	ASSERT_EQ(count4(&e, "198.18.32.2"), 2, "lru: charge opens its window, holding 2");
 	ASSERT_EQ(admin_close_table(&e.lim, PIN_SRC4, 0, XDP_RL_MAX_LAYERS, &closed), 0,
 		  "lru: reset --all");
-	ASSERT_EQ(closed, 2, "lru: reset --all forgot both keys");
-	ASSERT_EQ(held(&e), 0, "lru: reset --all: the table is empty");
+	ASSERT_EQ(closed, 2, "lru: reset --all closed both keys' windows");
+	ASSERT_EQ(held(&e), 2, "lru: reset --all: the keys keep their elements");
+	ASSERT_EQ(count4(&e, "198.18.32.1") + count4(&e, "198.18.32.2"), 0,
+		  "lru: reset --all: every window closed");
+	ASSERT_EQ(send_n(&e, &a, 7), 5, "lru: reset --all: a new window, 5 of 7");
 	env_free(&e);
 }
 

@@ -16,7 +16,9 @@
  * (with selectors), `reset [--count N]`, `charge`, `reset --all`, and the
  * fleet agent writing a window's share (the `remote` map, as
  * user/fleet.c does: by slot, tagged with the window's generation, now
- * and then a past window's). Each runs on a freshly loaded program. The
+ * and then a past window's; in an LRU element, through the program,
+ * admin_remote). Each runs on a freshly loaded program, on the table
+ * XDP_RL_TEST_TABLE names (make unit T=model TABLE=lru). The
  * operations go through the code xdp-rl runs for them: settings through
  * limiter_publish (env_live), a rule's budget closed by the program
  * (admin_reset_shared, as user/rules.c's zero_id), `reset` and `charge`
@@ -947,35 +949,43 @@ static void key_k(const __u8 *a, __u32 k[4])
 /* The table's windows of a key into @w (room of them): 1, or 0 if it has no slot. */
 static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct model_win *w)
 {
-	struct xdp_rl_state st[XDP_RL_MAX_LAYERS];
 	struct mtable *mt = run_table(r, t);
-	struct xdp_rl_slot *s;
+	struct mt_entry en;
 	__u32 k[4], i;
+	__u64 word;
 
 	memset(w, 0, XDP_RL_MAX_LAYERS * sizeof(*w));
 	key_k(a, k);
-	s = mt_find(mt, k, lsid);
-	if (!s)
+	if (mt_get(mt, k, lsid, &en) <= 0)
 		return 0;
-	mt_read_windows(mt, s, st);
 	/*
 	 * All of @w (XDP_RL_MAX_LAYERS): the layers past the table's are empty.
 	 * Drops past a full window are counted apart (bpf/hot.h), read as get
-	 * reads them (user/sources.c; the caller takes a fresh view).
+	 * reads them (user/sources.c; the caller takes a fresh view). A fresh
+	 * window of an LRU element (generation 0) was never opened: empty.
 	 */
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-		w[i] = i < mt->layers ? table_win(&st[i]) : (struct model_win){ 0 };
-		if (i >= mt->layers)
+		if (i >= mt->layers || (mt->lru && !xdp_rl_gen_of_count(en.w[i].count_gen)))
 			continue;
-		w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), mt_index(mt, s), i,
-					  xdp_rl_gen_of_count(st[i].count_gen), NULL);
-		if (w[i].start)
-			w[i].remote = remote_share(
-				r,
-				xdp_rl_drops_index((const __u64 *)r->e.skel->rodata->cfg_drops_base,
-						   model_xdp_table(t), mt_index(mt, s), i,
-						   mt->layers),
-				&st[i]);
+		w[i] = table_win(&en.w[i]);
+		w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), en.id, i,
+					  xdp_rl_gen_of_count(en.w[i].count_gen),
+					  en.has_words ? &en.drops[i] : NULL);
+		if (!w[i].start)
+			continue;
+		if (en.has_words) {
+			word = en.remote[i];
+			w[i].remote = word >> XDP_RL_REMOTE_BITS ==
+						      xdp_rl_gen_of_count(en.w[i].count_gen) ?
+					      word & XDP_RL_REMOTE_MASK :
+					      0;
+			continue;
+		}
+		w[i].remote = remote_share(
+			r,
+			xdp_rl_drops_index((const __u64 *)r->e.skel->rodata->cfg_drops_base,
+					   model_xdp_table(t), en.id, i, mt->layers),
+			&en.w[i]);
 	}
 	return 1;
 }
@@ -1046,17 +1056,32 @@ static void where_put(struct run *r, FILE *f, const struct model_where *at)
 	}
 }
 
-/* Empty slots in the two buckets of a key about to be inserted (before the step). */
+/* How many keys a table holds. */
+static int count_key(const struct mt_entry *e, void *ctx)
+{
+	(void)e;
+	++*(__u64 *)ctx;
+	return 0;
+}
+
+/*
+ * Empty slots in the two buckets of a key about to be inserted (before the
+ * step); for an LRU table, its elements not in use.
+ */
 static int free_slots(struct run *r, const struct model_where *ins)
 {
 	struct mtable *mt;
 	__u32 k[4], b[2], i, j;
-	__u64 h;
+	__u64 h, held = 0;
 	int n = 0;
 
 	if (ins->kind != MW_KEY)
 		return -1;
 	mt = run_table(r, ins->table);
+	if (mt->lru) {
+		mt_foreach(mt, count_key, &held);
+		return (int)(mt_capacity(mt) - held);
+	}
 	key_k(ins->a, k);
 	h = xdp_rl_hash(k, model_table_v6(ins->table), ins->lsid, TEST_SEED);
 	xdp_rl_bucket_pair(h, mt->nbuckets, &b[0], &b[1]);
@@ -1081,12 +1106,34 @@ static int pairs_meet(struct run *r, int t, const struct model_key *x, const str
 	return a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1];
 }
 
+/* The keys a table holds that the model does not, reported; check_state's walk. */
+struct unknown_walk {
+	struct run *r;
+	int t, bad;
+};
+
+static int unknown_key(const struct mt_entry *e, void *ctx)
+{
+	struct unknown_walk *w = ctx;
+	__u8 a[16] = {};
+	char kw[160];
+
+	memcpy(a, e->k, model_table_v6(w->t) ? 16 : 4);
+	if (model_find(&w->r->m, w->t, a, e->lsid))
+		return 0;
+	key_words(w->r, w->t, a, e->lsid, kw, sizeof(kw));
+	fprintf(mismatch(w->r), "the table holds %s, which the model does not\n", kw);
+	w->bad = 1;
+	return 0;
+}
+
 /*
  * After a step: the keys of each table (a key the model holds and the table
- * no longer does was evicted: by the step's insert only, one at most, from
- * the inserted key's buckets, which had no empty slot), every window, the
- * --new-sources window, the shared budgets, the counters and the rules'
- * hit counters. Returns 0, or 1 after reporting a mismatch.
+ * no longer does was evicted: by the step's insert only; in the bucket
+ * table one at most, from the inserted key's buckets, which had no empty
+ * slot; in an LRU table any number, the kernel's choice, when it was full),
+ * every window, the --new-sources window, the shared budgets, the counters
+ * and the rules' hit counters. Returns 0, or 1 after reporting a mismatch.
  */
 static int check_state(struct run *r, const struct model_where *ins, int pre_free)
 {
@@ -1104,6 +1151,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 	};
 	struct model_win tw[XDP_RL_MAX_LAYERS];
 	struct xdp_rl_rule_hits per[r->ncpu], sum;
+	struct mt_entry en;
 	struct xdp_rl_state ns;
 	struct xdp_rl_stats st;
 	struct model_key gone;
@@ -1111,18 +1159,17 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 	const struct xdp_rl_layer *lay;
 	char kw[160], kw2[160];
 	int t, i, evicted, bad = 0, c;
-	__u32 k[4], lsid, n, room = r->sc->lo.layers, zero = 0, id;
+	__u32 k[4], n, room = r->sc->lo.layers, zero = 0, id;
 
 	drops_forget(); /* the drops counted apart, as they are after this step */
 	for (t = 0; t < MODEL_TABLES; t++) {
 		struct mtable *mt = run_table(r, t);
 		struct model_keys *ks = &r->m.t[t];
-		__u64 s;
 
 		evicted = 0;
 		for (i = ks->n - 1; i >= 0; i--) {
 			key_k(ks->k[i].a, k);
-			if (mt_find(mt, k, ks->k[i].lsid))
+			if (mt_get(mt, k, ks->k[i].lsid, &en))
 				continue;
 			gone = ks->k[i];
 			model_forget(&r->m, t, i);
@@ -1142,6 +1189,17 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 					"inserted into it\n",
 					kw);
 				bad = 1;
+			} else if (mt->lru) {
+				if (pre_free > 0) {
+					key_words(r, t, ins->a, ins->lsid, kw2, sizeof(kw2));
+					fprintf(mismatch(r),
+						"%s was evicted by %s, into a table with %d "
+						"element(s) free\n",
+						kw, kw2, pre_free);
+					bad = 1;
+				} else if (r->cover && !evicted++) {
+					r->cover[C_EVICT]++;
+				}
 			} else if (++evicted > 1) {
 				fprintf(mismatch(r),
 					"%s left the table: a second key gone "
@@ -1166,17 +1224,11 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 				r->cover[C_EVICT]++;
 			}
 		}
-		for (s = 0; s < mt_nslots(mt); s++) {
-			__u8 a[16] = {};
+		{
+			struct unknown_walk uw = { r, t, 0 };
 
-			if (!mt_key(mt, mt_slot(mt, s), k, &lsid))
-				continue;
-			memcpy(a, k, model_table_v6(t) ? 16 : 4);
-			if (model_find(&r->m, t, a, lsid))
-				continue;
-			key_words(r, t, a, lsid, kw, sizeof(kw));
-			fprintf(mismatch(r), "the table holds %s, which the model does not\n", kw);
-			bad = 1;
+			mt_foreach(mt, unknown_key, &uw);
+			bad |= uw.bad;
 		}
 		for (i = 0; i < ks->n; i++) {
 			struct model_key *mk = &ks->k[i];
@@ -1311,6 +1363,7 @@ static int run_load(struct run *r, int quiet)
 	fx->v6_prefix = lo->v6_prefix;
 	fx->max_layers = lo->layers;
 	fx->seed = TEST_SEED;
+	fx->table = r->e.table;
 	return 0;
 }
 
@@ -1466,13 +1519,13 @@ static int real_remote(struct run *r, const struct step *st)
 	const __u64 *base = (const __u64 *)r->e.skel->rodata->cfg_drops_base;
 	struct xdp_rl_state w[XDP_RL_MAX_LAYERS];
 	struct xdp_rl_layers sh;
-	struct xdp_rl_slot *slot;
 	struct mtable *mt = NULL;
+	struct mt_entry en;
 	struct ip_addr a;
 	struct target t;
 	__u64 gen, word;
 	__u32 k, room = r->sc->lo.layers, index;
-	int what = 1;
+	int what = 1, found;
 
 	ip_of(st, &a);
 	target_of(&r->e.lim, &a, &t);
@@ -1490,24 +1543,28 @@ static int real_remote(struct run *r, const struct step *st)
 		if ((__u32)st->len >= room)
 			return 0;
 		mt = t.id == PIN_SRC4 ? &r->e.t4 : &r->e.t6;
-		slot = mt_find(mt, t.k, t.lsid);
-		if (!slot) {
+		found = mt_get(mt, t.k, t.lsid, &en);
+		if (!found) {
 			target_aggregate(&r->e.lim, &a, &t);
 			mt = t.id == PIN_AGG4 ? &r->agg4 : &r->agg6;
-			slot = mt_find(mt, t.k, t.lsid);
+			found = mt_get(mt, t.k, t.lsid, &en);
 			what = 2;
 		}
-		if (!slot)
-			return 0;
-		mt_read_windows(mt, slot, w);
-		index = mt_index(mt, slot);
+		if (found <= 0)
+			return found;
+		memcpy(w, en.w, sizeof(w));
+		index = en.id;
 	}
-	if (!table_win(&w[st->len]).start)
+	if (!table_win(&w[st->len]).start ||
+	    (mt && mt->lru && !xdp_rl_gen_of_count(w[st->len].count_gen)))
 		return 0;
 	gen = xdp_rl_gen_of_count(w[st->len].count_gen);
 	if (st->stale)
 		gen = (gen - 1) & 0xffff;
 	word = (gen & 0xffff) << XDP_RL_REMOTE_BITS | st->n;
+	/* An LRU element's word is its own, written through the program (admin_remote). */
+	if (mt && mt->lru)
+		return admin_remote(&r->e.lim, t.id, t.k, t.lsid, st->len, word) == 1 ? what : -1;
 	k = xdp_rl_drops_index(base,
 			       what == 3 ? XDP_RL_T_SHARED :
 			       what == 2 ? (st->v6 ? XDP_RL_T_AGG6 : XDP_RL_T_AGG4) :
