@@ -783,7 +783,6 @@ enum xdp_rl_admin_op {
 	XDP_RL_ADMIN_REMOTE,
 };
 
-
 /*
  * One request, sent as the frame of a BPF_PROG_TEST_RUN of the program's
  * `admin` entry point; the answer comes back in the frame's @result.
