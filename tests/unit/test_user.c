@@ -883,7 +883,7 @@ UNIT_TEST(config_print)
 	round_trip("layer 2000/1s\nlayer 3000/60s\naligned\ndry-run\nnew-sources 5/1ms\n"
 		   "on-table-full drop\nproto udp\ndport 53,5353-5354\nlink-local prefix\n"
 		   "bytes\nv4-prefix 0\nv6-prefix 128\nmax-sources 16\nmax-layers 4\n"
-		   "mode generic\nrule 2001:2::1 --layer 1/1s --layer 2/2s --layer 3/3s "
+		   "table lru\nmode generic\nrule 2001:2::1 --layer 1/1s --layer 2/2s --layer 3/3s "
 		   "--layer 4/366d --proto tcp --dport 1-65535 --syn\n"
 		   "rule 0.0.0.0/0 --deny --proto icmp\nrule ::/0 --allow --proto icmpv6\n",
 		   "config_print: every setting and kind of rule");
@@ -897,7 +897,7 @@ UNIT_TEST(config_print)
 		      "config_print: every setting explicit, durations at their shortest");
 	ASSERT_STRSTR(t,
 		      "\nv4-prefix 32\nv6-prefix 64\nmax-sources 262144\nmax-layers 1\n"
-		      "mode native\n",
+		      "table buckets\nmode native\n",
 		      "config_print: ... the tables' settings too");
 	free(t);
 	config_free(&c);
