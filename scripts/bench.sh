@@ -79,22 +79,24 @@ say "== 3. Map memory per tracked source: the kernel's accounting (memlock in fd
 part 120 "$bp" mem --json "$out/mem.json"
 # Cross-check on a limiter loaded by the real CLI.
 for n in 262144 1000000; do
-	"$bin" -n "$rx" load "$rx_if" --max-sources "$n" >/dev/null
+for table in buckets lru; do
+	"$bin" -n "$rx" load "$rx_if" --max-sources "$n" --table "$table" >/dev/null
 	prog=$("$bin" -n "$rx" status "$rx_if" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["limiters"][0]["prog_id"])')
-	part 60 "$py" - "$prog" "$n" <<'EOF'
+	part 60 "$py" - "$prog" "$n" "$table" <<'EOF'
 import json, subprocess, sys
-prog, n = sys.argv[1], int(sys.argv[2])
+prog, n, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ids = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", prog], check=True,
                                 capture_output=True, text=True).stdout)["map_ids"]
 maps = [json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], check=True,
                                   capture_output=True, text=True).stdout) for i in ids]
 src = {m["name"]: m for m in maps if m["name"] in ("src4", "src6")}
 # The tables' entries are buckets; per source is per --max-sources.
-print("  check: 'xdp-rl load --max-sources %d', bpftool map show: " % n + ", ".join(
+print("  check: 'xdp-rl load --max-sources %d --table %s', bpftool map show: " % (n, table) + ", ".join(
     "%s %d B (%.1f B/source)" % (k, src[k]["bytes_memlock"], src[k]["bytes_memlock"] / n)
     for k in sorted(src)) + ", all %d maps %d B" % (len(maps), sum(m["bytes_memlock"] for m in maps)))
 EOF
 	"$bin" -n "$rx" unload "$rx_if" >/dev/null
+done
 done
 
 say ""

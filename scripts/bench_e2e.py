@@ -36,6 +36,7 @@ CASES = [
     ("xdp_drop", "bare XDP_DROP (the floor)"),
     ("xdp_pass", "bare XDP_PASS, all to the stack"),
     ("xdp_rl", "xdp-rl (XDP, native)"),
+    ("xdp_rl_lru", "xdp-rl --table lru"),
     ("nft_ingress", "nft meter, netdev ingress"),
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
@@ -101,8 +102,10 @@ class Bed:
             self.xdp("drop")
         elif case == "xdp_pass":
             self.xdp("pass")
-        elif case == "xdp_rl":
-            sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(L), "--window", "1s")
+        elif case in ("xdp_rl", "xdp_rl_lru"):
+            table = "lru" if case == "xdp_rl_lru" else "buckets"
+            sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(L), "--window", "1s",
+               "--table", table)
         elif case == "nft_ingress":
             self.xdp("pass")
             self.nsx("nft", "-f", "-", input=f"""
@@ -137,7 +140,7 @@ table ip bench {{
 
     def teardown(self, case):
         """Undo whatever setup() may have done; never fails."""
-        rl = case == "xdp_rl" or (case in HOT and HOT[case][2] == "rl")
+        rl = case in ("xdp_rl", "xdp_rl_lru") or (case in HOT and HOT[case][2] == "rl")
         if rl:
             sh(self.a.xdp_rl, "-n", self.rx, "unload", self.rx_if, check=False)
         if case == "nft_ingress":
@@ -155,16 +158,26 @@ table ip bench {{
         """What the sources passed in their latest windows, ended or not.
 
         `top` shows an ended window as empty, as it should; the table itself
-        keeps the last count until a packet opens the next window. The table
-        is an array of buckets of 4 slots (include/xdp_rl.h): an IPv4 slot is
-        tag (key << 32 | LIVE), seen, then start_gen and count_gen of its one
-        window, 8 bytes each, little-endian; count_gen holds the window's
-        generation in its top XDP_RL_GEN_BITS (16) bits, its count below."""
+        keeps the last count until a packet opens the next window. The bucket
+        table is an array of buckets of 4 slots (include/xdp_rl.h): an IPv4
+        slot is tag (key << 32 | LIVE), seen, then start_gen and count_gen of
+        its one window, 8 bytes each, little-endian; count_gen holds the
+        window's generation in its top XDP_RL_GEN_BITS (16) bits, its count
+        below. An LRU table's elements have BTF: bpftool names their fields
+        (a fresh window, generation 0, was never opened)."""
         ns = os.stat(f"/run/netns/{self.rx}").st_ino
         idx = json.loads(sh("ip", "-n", self.rx, "-j", "link", "show", "dev", self.rx_if))[0]["ifindex"]
         pin = f"/sys/fs/bpf/xdp-rl/{ns}/{idx}/src4"
         total = 0
         for e in json.loads(sh("bpftool", "-j", "map", "dump", "pinned", pin)):
+            if "formatted" in e:
+                for w in e["formatted"]["value"]["window"]:
+                    # bpftool gives bit fields as hex strings ("0x5").
+                    gen, count = (int(w[f], 0) if isinstance(w[f], str) else w[f]
+                                  for f in ("gen", "count"))
+                    if gen:
+                        total += min(count, self.a.limit)
+                continue
             v = bytes(int(b, 16) for b in e["value"])
             slot = len(v) // 4
             for s in range(0, len(v), slot):
@@ -205,7 +218,7 @@ table ip bench {{
                               "--json"))
             c["hot_count"] = g["count"]
             c["hot_count_error_max"] = g.get("count_error_max_packets", 0)
-        elif case == "xdp_rl":
+        elif case in ("xdp_rl", "xdp_rl_lru"):
             s = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "stats", self.rx_if, "--json"))
             s = s.get("stats", s)
             c["tool_passed"], c["tool_dropped"] = s["passed"], s["dropped"]
@@ -356,7 +369,7 @@ def main():
             # the limit once per window opened; a token bucket with burst L
             # passes L at once and then L per second.
             x["passed_src"] = x["passed"] / a.sources
-            if case == "xdp_rl":
+            if case in ("xdp_rl", "xdp_rl_lru"):
                 # Every source offers far more than the limit in a whole
                 # window, so each window but its latest passed the limit
                 # exactly; the latest passed min(its count, limit).
@@ -415,8 +428,9 @@ def main():
               f"{m('stat_per_frame'):5.0f}  test_run {m('kern_per_frame'):5.0f}"
               f"  steal {m('steal_own_pct'):4.1f}%  frames {int(m('frames')):>8}"
               f"  delivered to UDP {int(m('delivered')):>6}"
-              + (f"  windows opened/source {m('windows_per_src'):.2f}" if case == "xdp_rl" else ""))
-    exact_miss = sum(1 for x in by["xdp_rl"].values()
+              + (f"  windows opened/source {m('windows_per_src'):.2f}"
+                 if case in ("xdp_rl", "xdp_rl_lru") else ""))
+    exact_miss = sum(1 for case in ("xdp_rl", "xdp_rl_lru") for x in by[case].values()
                      if round(x["expect_src"] * a.sources) != x["passed"])
     print(f"x xdp-rl: CPU/frame over xdp-rl's, same round. passed/src: passed per source in one "
           f"run of T s (wall). expected: xdp-rl passes {a.limit} per window (a source's window opens "

@@ -11,7 +11,9 @@
  *
  * Programs: bare XDP_DROP and XDP_PASS (bare.bpf.c), xdp-rl's program from
  * its skeleton, loaded as `xdp-rl load` loads it (user/skel.c; limit 1: the
- * steady-state packet is dropped; limit max: it passes), and the plain
+ * steady-state packet is dropped; limit max: it passes), the same with
+ * `--table lru` (the kernel's LRU hash, one LRU list: what xdp-rl makes;
+ * and, to compare, per-CPU lists, BPF_F_NO_COMMON_LRU), and the plain
  * reference (plain.bpf.c). Windows are an hour long, on the tick clock as
  * `xdp-rl load --window 1h` runs them, so a steady-state packet is a hit in
  * an open window, never a turnover.
@@ -61,10 +63,11 @@
 #define WINDOW_NS     (3600 * SEC_NS)
 #define BENCH_SEED    0x6265bad5eed1ULL /* any: the tables' hash key */
 
-enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_MAX };
+enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_LRU, P_LRU_PC, P_MAX };
 
 static const char *const prog_key[P_MAX] = {
-	"bare_drop", "bare_pass", "xdp_rl_drop", "xdp_rl_pass", "plain_drop",
+	"bare_drop",  "bare_pass",	 "xdp_rl_drop",		 "xdp_rl_pass",
+	"plain_drop", "xdp_rl_lru_drop", "xdp_rl_lru_pcpu_drop",
 };
 
 struct scen {
@@ -80,6 +83,7 @@ struct kenv {
 	struct bench_wrap *wrap;
 	struct bench_bare *bare;
 	struct xdp_rl *rl;
+	struct xdp_rl *lru, *lru_pc; /* --table lru: one LRU list; per-CPU lists */
 	struct bench_plain *plain;
 	__u32 table;
 	int table_v6;
@@ -131,22 +135,33 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 		die("kern: flip xdp-rl config: %s", strerror(errno));
 }
 
-static struct xdp_rl *rl_load(__u32 table)
+/* xdp-rl with --max-sources @table and --table @kind (LRU hashes made with @lru_flags). */
+static struct xdp_rl *rl_load_table(__u32 table, __u32 kind, __u32 lru_flags)
 {
 	struct xdp_rl *s = xdp_rl__open();
+	int err;
 
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
 	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
-	if (skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table,
-						    .v4_prefix = 32,
-						    .v6_prefix = 128,
-						    .max_layers = 1,
-						    .seed = BENCH_SEED }) ||
-	    xdp_rl__load(s))
-		die("kern: load xdp-rl (%u sources): %s", table, strerror(errno));
+	skel_lru_flags = lru_flags;
+	err = skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table,
+						      .v4_prefix = 32,
+						      .v6_prefix = 128,
+						      .max_layers = 1,
+						      .seed = BENCH_SEED,
+						      .table = kind }) ||
+	      xdp_rl__load(s);
+	skel_lru_flags = 0;
+	if (err)
+		die("kern: load xdp-rl (%u sources, table %u): %s", table, kind, strerror(errno));
 	rl_publish(s, 1);
 	return s;
+}
+
+static struct xdp_rl *rl_load(__u32 table)
+{
+	return rl_load_table(table, XDP_RL_TABLE_BUCKETS, 0);
 }
 
 static struct bench_plain *plain_load(__u32 table, int v6, __u64 limit)
@@ -169,8 +184,12 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	if (!fresh && e->rl && e->table == table && e->table_v6 == v6)
 		return;
 	xdp_rl__destroy(e->rl);
+	xdp_rl__destroy(e->lru);
+	xdp_rl__destroy(e->lru_pc);
 	bench_plain__destroy(e->plain);
 	e->rl = rl_load(table);
+	e->lru = rl_load_table(table, XDP_RL_TABLE_LRU, 0);
+	e->lru_pc = rl_load_table(table, XDP_RL_TABLE_LRU, BPF_F_NO_COMMON_LRU);
 	e->plain = plain_load(table, v6, 1);
 	e->table = table;
 	e->table_v6 = v6;
@@ -208,6 +227,8 @@ static void set_target(struct kenv *e, enum prog_id p)
 		rl_publish(e->rl, XDP_RL_LIMIT_MAX);
 		fd = bpf_program__fd(e->rl->progs.xdp_rl);
 		break;
+	case P_LRU: fd = bpf_program__fd(e->lru->progs.xdp_rl); break;
+	case P_LRU_PC: fd = bpf_program__fd(e->lru_pc->progs.xdp_rl); break;
 	default: fd = bpf_program__fd(e->plain->progs.plain); break;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
@@ -429,16 +450,19 @@ static __u32 table_for(const struct scen *sc)
 
 static void print_header(void)
 {
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %s\n", "scenario (steady state)",
-	       "bare XDP_DROP ns/pkt", "bare XDP_PASS  (d)", "xdp-rl dropping (d)",
-	       "xdp-rl passing  (d)", "plain ref       (d)", "plain/xdp-rl (d) | total");
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s\n",
+	       "scenario (steady state)", "bare XDP_DROP ns/pkt", "bare XDP_PASS  (d)",
+	       "xdp-rl dropping (d)", "xdp-rl passing  (d)", "plain ref       (d)",
+	       "plain/xdp-rl (d) | total", "lru dropping    (d)", "lru, per-CPU lists (d)",
+	       "lru/buckets (d) | total");
 }
 
 static void steady(struct kenv *e, const struct scen *sc)
 {
 	double v[P_MAX][MAX_RUNS], c[P_MAX][MAX_RUNS], d[MAX_RUNS], q[MAX_RUNS], qt[MAX_RUNS];
-	__u64 nw0, nw1, nw_expect = 0;
-	char b[P_MAX][64], rb[64], note[96] = "";
+	double ql[MAX_RUNS], qlt[MAX_RUNS];
+	__u64 nw0, nw1, nw_expect = 0, nl0[2], nl1[2];
+	char b[P_MAX][64], rb[64], lb[64], note[96] = "", lnote[128] = "";
 	struct spread st;
 	int r, i, p;
 
@@ -447,6 +471,8 @@ static void steady(struct kenv *e, const struct scen *sc)
 	for (p = 0; p < P_MAX; p++)
 		measure(e, sc, p, sc->nsrc, 1, 0);
 	nw0 = rl_new_windows(e->rl);
+	nl0[0] = rl_new_windows(e->lru);
+	nl0[1] = rl_new_windows(e->lru_pc);
 	for (r = 0; r < e->runs; r++) {
 		/* Every other run in reverse order, so a drift hits all alike. */
 		for (i = 0; i < P_MAX; i++) {
@@ -460,8 +486,23 @@ static void steady(struct kenv *e, const struct scen *sc)
 		/* The plain reference's own cost over xdp-rl's, within this run. */
 		q[r] = (v[P_PLAIN][r] - v[P_DROP][r]) / (v[P_RL][r] - v[P_DROP][r]);
 		qt[r] = v[P_PLAIN][r] / v[P_RL][r];
+		/* And --table lru's over the bucket table's. */
+		ql[r] = (v[P_LRU][r] - v[P_DROP][r]) / (v[P_RL][r] - v[P_DROP][r]);
+		qlt[r] = v[P_LRU][r] / v[P_RL][r];
 	}
 	nw1 = rl_new_windows(e->rl);
+	nl1[0] = rl_new_windows(e->lru);
+	nl1[1] = rl_new_windows(e->lru_pc);
+	/*
+	 * An LRU table may evict before it is full (the kernel's lists free
+	 * elements in batches, per CPU), and per-CPU lists each hold a CPU's
+	 * share of the elements: say when its packets were inserts, not hits.
+	 */
+	if (!(sc->table && sc->nsrc > sc->table) && (nl1[0] != nl0[0] || nl1[1] != nl0[1]))
+		snprintf(lnote, sizeof(lnote),
+			 "  (!) windows opened while steady: lru %llu, per-CPU lists %llu",
+			 (unsigned long long)(nl1[0] - nl0[0]),
+			 (unsigned long long)(nl1[1] - nl0[1]));
 	if (sc->table && sc->nsrc > sc->table) {
 		/* Every packet should evict and insert (bar the warm-up's last few). */
 		nw_expect = (__u64)e->runs * 2 * REPEAT * sc->threads;
@@ -482,8 +523,12 @@ static void steady(struct kenv *e, const struct scen *sc)
 	st = spread_of(q, e->runs);
 	snprintf(rb, sizeof(rb), "%.2fx [%.2f..%.2f] | %.2fx", st.med, st.lo, st.hi,
 		 spread_of(qt, e->runs).med);
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %s%s\n", sc->name, b[P_DROP], b[P_PASS],
-	       b[P_RL], b[P_RL_PASS], b[P_PLAIN], rb, note);
+	st = spread_of(ql, e->runs);
+	snprintf(lb, sizeof(lb), "%.2fx [%.2f..%.2f] | %.2fx", st.med, st.lo, st.hi,
+		 spread_of(qlt, e->runs).med);
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s%s%s\n", sc->name,
+	       b[P_DROP], b[P_PASS], b[P_RL], b[P_RL_PASS], b[P_PLAIN], rb, b[P_LRU], b[P_LRU_PC],
+	       lb, note, lnote);
 	fflush(stdout);
 
 	if (!e->json)
@@ -491,9 +536,11 @@ static void steady(struct kenv *e, const struct scen *sc)
 	json_begin(e, "kern_steady", sc->name);
 	fprintf(e->json,
 		", \"v6\": %d, \"sources_per_cpu\": %u, \"threads\": %d, \"disjoint\": %d, "
-		"\"table\": %u, \"repeat\": %u, \"runs\": %d, \"new_windows_while_steady\": %llu",
+		"\"table\": %u, \"repeat\": %u, \"runs\": %d, \"new_windows_while_steady\": %llu, "
+		"\"lru_new_windows_while_steady\": %llu, \"lru_pcpu_new_windows_while_steady\": %llu",
 		sc->v6, sc->nsrc, sc->threads, sc->disjoint, e->table, REPEAT, e->runs,
-		(unsigned long long)(nw1 - nw0));
+		(unsigned long long)(nw1 - nw0), (unsigned long long)(nl1[0] - nl0[0]),
+		(unsigned long long)(nl1[1] - nl0[1]));
 	for (p = 0; p < P_MAX; p++) {
 		char key[64];
 
@@ -515,6 +562,10 @@ static void steady(struct kenv *e, const struct scen *sc)
 	json_spread(e, "plain_over_xdp_rl_own_cost", spread_of(q, e->runs));
 	fprintf(e->json, ", ");
 	json_spread(e, "plain_over_xdp_rl_total", spread_of(qt, e->runs));
+	fprintf(e->json, ", ");
+	json_spread(e, "lru_over_buckets_own_cost", spread_of(ql, e->runs));
+	fprintf(e->json, ", ");
+	json_spread(e, "lru_over_buckets_total", spread_of(qlt, e->runs));
 	fprintf(e->json, ", \"raw_kern_ns\": {");
 	for (p = 0; p < P_MAX; p++) {
 		fprintf(e->json, "%s\"%s\": [", p ? ", " : "", prog_key[p]);
@@ -1006,14 +1057,14 @@ static void hot(struct kenv *e)
 
 /* ---- Insert: the first packet of a new source ------------------------------- */
 
-enum { I_DROP, I_RL, I_RL2, I_PLAIN, I_PLAIN2, I_MAX };
+enum { I_DROP, I_RL, I_RL2, I_PLAIN, I_PLAIN2, I_LRU, I_LRU2, I_LRU_PC, I_MAX };
 
 static void insert(struct kenv *e, const struct scen *sc)
 {
-	double v[I_MAX][MAX_RUNS], d[MAX_RUNS], q[MAX_RUNS];
-	char b[I_MAX][64], rb[64];
-	__u64 nw, bad = 0;
-	struct spread st;
+	double v[I_MAX][MAX_RUNS], d[MAX_RUNS], q[MAX_RUNS], ql[MAX_RUNS];
+	char b[I_MAX][64], rb[64], lb[64];
+	__u64 nw, bad = 0, want = (__u64)sc->nsrc * (sc->disjoint ? sc->threads : 1);
+	struct spread st, sl;
 	int r, i;
 
 	for (r = 0; r < e->runs_insert; r++) {
@@ -1021,12 +1072,19 @@ static void insert(struct kenv *e, const struct scen *sc)
 		v[I_DROP][r] = measure(e, sc, P_DROP, sc->nsrc, 1, 0).kern;
 		nw = rl_new_windows(e->rl);
 		v[I_RL][r] = measure(e, sc, P_RL, sc->nsrc, 1, 0).kern;
-		if (rl_new_windows(e->rl) - nw != sc->nsrc)
+		if (rl_new_windows(e->rl) - nw != want)
 			bad++;
 		v[I_RL2][r] = measure(e, sc, P_RL, sc->nsrc, 1, 1).kern;
 		v[I_PLAIN][r] = measure(e, sc, P_PLAIN, sc->nsrc, 1, 0).kern;
 		v[I_PLAIN2][r] = measure(e, sc, P_PLAIN, sc->nsrc, 1, 1).kern;
+		nw = rl_new_windows(e->lru);
+		v[I_LRU][r] = measure(e, sc, P_LRU, sc->nsrc, 1, 0).kern;
+		if (rl_new_windows(e->lru) - nw != want)
+			bad++;
+		v[I_LRU2][r] = measure(e, sc, P_LRU, sc->nsrc, 1, 1).kern;
+		v[I_LRU_PC][r] = measure(e, sc, P_LRU_PC, sc->nsrc, 1, 0).kern;
 		q[r] = (v[I_PLAIN][r] - v[I_DROP][r]) / (v[I_RL][r] - v[I_DROP][r]);
+		ql[r] = (v[I_LRU][r] - v[I_DROP][r]) / (v[I_RL][r] - v[I_DROP][r]);
 	}
 	fmt_spread(b[I_DROP], sizeof(b[0]), spread_of(v[I_DROP], e->runs_insert), 0, 0);
 	for (i = I_RL; i < I_MAX; i++) {
@@ -1036,20 +1094,30 @@ static void insert(struct kenv *e, const struct scen *sc)
 	}
 	st = spread_of(q, e->runs_insert);
 	snprintf(rb, sizeof(rb), "%.2fx [%.2f..%.2f]", st.med, st.lo, st.hi);
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %s%s\n", sc->name, b[I_DROP], b[I_RL], b[I_RL2],
-	       b[I_PLAIN], b[I_PLAIN2], rb,
-	       bad ? "  (!) not every first packet opened a window" : "");
+	sl = spread_of(ql, e->runs_insert);
+	snprintf(lb, sizeof(lb), "%.2fx [%.2f..%.2f]", sl.med, sl.lo, sl.hi);
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-24s %-22s %-22s %-22s %s%s\n", sc->name,
+	       b[I_DROP], b[I_RL], b[I_RL2], b[I_PLAIN], b[I_PLAIN2], rb, b[I_LRU], b[I_LRU2],
+	       b[I_LRU_PC], lb, bad ? "  (!) not every first packet opened a window" : "");
 	fflush(stdout);
 
 	if (!e->json)
 		return;
 	json_begin(e, "kern_insert", sc->name);
-	fprintf(e->json, ", \"v6\": %d, \"sources\": %u, \"table\": %u, \"runs\": %d", sc->v6,
-		sc->nsrc, e->table, e->runs_insert);
+	fprintf(e->json,
+		", \"v6\": %d, \"sources\": %u, \"threads\": %d, \"table\": %u, \"runs\": %d",
+		sc->v6, sc->nsrc, sc->threads, e->table, e->runs_insert);
 	{
-		static const char *const key[I_MAX] = { "bare_drop", "xdp_rl_insert",
-							"xdp_rl_second_pass", "plain_insert",
-							"plain_second_pass" };
+		static const char *const key[I_MAX] = {
+			"bare_drop",
+			"xdp_rl_insert",
+			"xdp_rl_second_pass",
+			"plain_insert",
+			"plain_second_pass",
+			"xdp_rl_lru_insert",
+			"xdp_rl_lru_second_pass",
+			"xdp_rl_lru_pcpu_insert",
+		};
 		char k[64];
 
 		for (i = 0; i < I_MAX; i++) {
@@ -1067,6 +1135,8 @@ static void insert(struct kenv *e, const struct scen *sc)
 	}
 	fprintf(e->json, ", ");
 	json_spread(e, "plain_over_xdp_rl_own_cost", st);
+	fprintf(e->json, ", ");
+	json_spread(e, "lru_over_buckets_own_cost", sl);
 	fprintf(e->json, "}");
 }
 
@@ -1330,6 +1400,7 @@ int cmd_kern(int argc, char **argv)
 		{ "IPv4 100 000", 0, 100000, 1, 0, 0 },
 		{ "IPv4 1 000 000", 0, 1000000, 1, 0, 0 },
 		{ "IPv6 1 000 000", 1, 1000000, 1, 0, 0 },
+		{ "IPv4 2 CPUs, 100 000 each", 0, 100000, 2, 1, 0 },
 	};
 	static const __u8 mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
 	struct kenv e = { .runs = 11, .runs_insert = 7, .json_first = 1 };
@@ -1378,9 +1449,11 @@ int cmd_kern(int argc, char **argv)
 		steady(&e, &steady_sc[i]);
 	hot(&e);
 
-	printf("\n%-30s %-20s %-22s %-22s %-22s %-22s %s\n", "scenario (fresh tables)",
-	       "bare XDP_DROP ns/pkt", "xdp-rl insert   (d)", "xdp-rl 2nd pass (d)",
-	       "plain insert    (d)", "plain 2nd pass  (d)", "plain/xdp-rl insert (d)");
+	printf("\n%-30s %-20s %-22s %-22s %-22s %-22s %-24s %-22s %-22s %-22s %s\n",
+	       "scenario (fresh tables)", "bare XDP_DROP ns/pkt", "xdp-rl insert   (d)",
+	       "xdp-rl 2nd pass (d)", "plain insert    (d)", "plain 2nd pass  (d)",
+	       "plain/xdp-rl insert (d)", "lru insert      (d)", "lru 2nd pass    (d)",
+	       "lru per-CPU insert (d)", "lru/buckets insert (d)");
 	for (i = 0; i < n_insert; i++)
 		insert(&e, &insert_sc[i]);
 	layers_rules(&e);
@@ -1390,6 +1463,8 @@ int cmd_kern(int argc, char **argv)
 		fclose(e.json);
 	}
 	xdp_rl__destroy(e.rl);
+	xdp_rl__destroy(e.lru);
+	xdp_rl__destroy(e.lru_pc);
 	bench_plain__destroy(e.plain);
 	bench_wrap__destroy(e.wrap);
 	bench_bare__destroy(e.bare);

@@ -6,8 +6,13 @@
  *
  * xdp-rl's object is loaded as `xdp-rl load` loads it (skel_prepare), with
  * both source tables sized for --max-sources (arrays of buckets, two slots
- * per source: the memory is taken at load, full or not), and the plain
- * reference (preallocated LRU hashes of --max-sources entries) beside it.
+ * per source: the memory is taken at load, full or not), then again with
+ * --table lru (the kernel's LRU hashes of --max-sources elements, also
+ * taken at load: LRU hashes are preallocated), and the plain reference
+ * (preallocated LRU hashes of --max-sources entries) beside them. Each
+ * table's words apart from its windows (drops, the fleet's share) are
+ * counted with it: the bucket table's are in the `drops` and `remote` maps,
+ * an LRU element's in the element.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -76,40 +81,57 @@ int cmd_mem(int argc, char **argv)
 	printf("  %-24s %-36s %9s %12s %11s %8s\n", "--max-sources", "map", "sources", "memlock B",
 	       "", "B/source");
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		__u32 n = sizes[i];
-		struct xdp_rl *rl = xdp_rl__open();
+		__u32 n = sizes[i], kind;
 		struct bench_plain *pl = bench_plain__open();
-		unsigned long long other = 0, s4, s6;
-		struct bpf_map *m;
 		struct row r;
 
-		if (!rl || !pl ||
-		    skel_prepare(rl, &(struct xdp_rl_fixed){ .max_sources = n,
-							     .v4_prefix = 32,
-							     .v6_prefix = 64,
-							     .max_layers = 1 }) ||
-		    bpf_map__set_max_entries(pl->maps.plain4, n) ||
-		    bpf_map__set_max_entries(pl->maps.plain6, n) || xdp_rl__load(rl) ||
-		    bench_plain__load(pl))
-			die("mem: cannot load with %u sources: %s", n, strerror(errno));
-		s4 = memlock(bpf_map__fd(rl->maps.src4));
-		s6 = memlock(bpf_map__fd(rl->maps.src6));
-		bpf_object__for_each_map(m, rl->obj) if (m != rl->maps.src4 && m != rl->maps.src6)
-			other += memlock(bpf_map__fd(m));
+		if (!pl || bpf_map__set_max_entries(pl->maps.plain4, n) ||
+		    bpf_map__set_max_entries(pl->maps.plain6, n) || bench_plain__load(pl))
+			die("mem: cannot load the plain reference with %u sources: %s", n,
+			    strerror(errno));
+		for (kind = XDP_RL_TABLE_BUCKETS; kind <= XDP_RL_TABLE_LRU; kind++) {
+			const char *tn = kind == XDP_RL_TABLE_LRU ? "lru" : "buckets";
+			struct xdp_rl *rl = xdp_rl__open();
+			unsigned long long other = 0, words = 0, s4, s6;
+			char what[64];
+			struct bpf_map *m;
 
-		r = (struct row){ "xdp-rl src4 (IPv4 sources)", n, s4 };
-		print_row(json, &first, size_name[i], &r);
-		r = (struct row){ "xdp-rl src6 (IPv6 sources)", n, s6 };
-		print_row(json, &first, "", &r);
-		/* Per slot: both tables and the rest over the 2N sources they hold. */
-		r = (struct row){ "xdp-rl, all maps, per slot (2N)", 2 * n, s4 + s6 + other };
-		print_row(json, &first, "", &r);
+			if (!rl ||
+			    skel_prepare(rl, &(struct xdp_rl_fixed){ .max_sources = n,
+								     .v4_prefix = 32,
+								     .v6_prefix = 64,
+								     .max_layers = 1,
+								     .table = kind }) ||
+			    xdp_rl__load(rl))
+				die("mem: cannot load with %u sources, table %s: %s", n, tn,
+				    strerror(errno));
+			s4 = memlock(bpf_map__fd(rl->maps.src4));
+			s6 = memlock(bpf_map__fd(rl->maps.src6));
+			/* The words of windows kept apart from them: per window of each table. */
+			words = memlock(bpf_map__fd(rl->maps.drops)) +
+				memlock(bpf_map__fd(rl->maps.remote));
+			bpf_object__for_each_map(
+				m, rl->obj) if (m != rl->maps.src4 && m != rl->maps.src6 &&
+						m != rl->maps.drops && m != rl->maps.remote)
+				other += memlock(bpf_map__fd(m));
+
+			snprintf(what, sizeof(what), "xdp-rl %s src4 (IPv4 sources)", tn);
+			r = (struct row){ what, n, s4 };
+			print_row(json, &first, kind ? "" : size_name[i], &r);
+			snprintf(what, sizeof(what), "xdp-rl %s src6 (IPv6 sources)", tn);
+			r = (struct row){ what, n, s6 };
+			print_row(json, &first, "", &r);
+			/* All of it, over the 2N sources the two families hold. */
+			snprintf(what, sizeof(what), "xdp-rl %s, all maps (2N)", tn);
+			r = (struct row){ what, 2 * n, s4 + s6 + words + other };
+			print_row(json, &first, "", &r);
+			printf("  %-24s (drops and fleet words apart: %llu B; the other maps: %llu B)\n",
+			       "", words, other);
+			xdp_rl__destroy(rl);
+		}
 		r = (struct row){ "plain reference, IPv4 table", n,
 				  memlock(bpf_map__fd(pl->maps.plain4)) };
 		print_row(json, &first, "", &r);
-		printf("  %-24s (config, stats, .rodata, .bss of xdp-rl: %llu B in all)\n", "",
-		       other);
-		xdp_rl__destroy(rl);
 		bench_plain__destroy(pl);
 	}
 	if (json) {
