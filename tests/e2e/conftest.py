@@ -27,16 +27,22 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "both_tables: run the test on each table (load --table buckets, lru), "
         "not only on the one XDP_RL_E2E_TABLE names")
+    config.addinivalue_line(
+        "markers", "table(name, ...): run the test on the tables named only (a test "
+        "of what one table does of its own)")
 
 
 def pytest_generate_tests(metafunc):
     """A test marked both_tables (or in a module so marked) takes the bed's
-    table as a parameter, buckets and lru; the others run on rlbed.TABLE."""
+    table as a parameter, buckets and lru; one marked table(...) the tables
+    it names; the others run on rlbed.TABLE."""
     if "table" not in metafunc.fixturenames:
         return
+    only = metafunc.definition.get_closest_marker("table")
     both = metafunc.definition.get_closest_marker("both_tables") is not None
-    metafunc.parametrize("table", rlbed.TABLES if both else (rlbed.TABLE,),
-                         scope="function")
+    tables = only.args if only else rlbed.TABLES if both else (rlbed.TABLE,)
+    assert set(tables) <= set(rlbed.TABLES), tables
+    metafunc.parametrize("table", tables, scope="function")
 
 
 def _bed(request, table=None):
