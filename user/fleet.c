@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
+#include "admin.h"
 #include "fleet.h"
 #include "log.h"
 #include "options.h"
@@ -256,12 +257,49 @@ static __u64 weight_of(__u64 count, __u64 limit)
 	return w > ~0ULL ? ~0ULL : (__u64)w;
 }
 
-/* Where the scan is: the book's cursor (the scan walks windows in id order, as the book). */
+/*
+ * Where the scan is: the book's cursor (a bucket table's slots and the
+ * --shared budgets are walked in id order, as the book); an LRU table's
+ * elements come in the kernel's order, and are looked up (book_find).
+ */
 struct scan {
 	struct fleet *f;
 	__u64 now;
 	size_t cur;
+	int unordered; /* this table's windows do not come in id order */
+	__u32 t;       /* the LRU table being walked */
 };
+
+/*
+ * The book's entry at place @id for key @k (tag @tag), or NULL. Places are
+ * unique in a bucket table; in an LRU table a place is a hash of the key
+ * (fleet_lru_place), and two keys may share one: each has its own entry,
+ * side by side.
+ */
+static struct fleet_entry *book_find(const struct fleet *f, __u64 id, __u64 tag, const __u32 k[4])
+{
+	size_t lo = 0, hi = f->nbook, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (f->book[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < f->nbook && f->book[lo].id == id; lo++)
+		if (f->book[lo].tag == tag && !memcmp(f->book[lo].k, k, sizeof(f->book[lo].k)))
+			return &f->book[lo];
+	return NULL;
+}
+
+__u64 fleet_lru_place(const __u32 k[4], __u32 lsid)
+{
+	__u64 h = xdp_rl_mix(((__u64)k[0] << 32 | k[1]) ^ lsid);
+
+	h = xdp_rl_mix(h ^ ((__u64)k[2] << 32 | k[3]));
+	return h & FLEET_PLACE_MASK;
+}
 
 /* Window @st of layer @layer at place (@t, @index) of key @k (tag @tag) under set @si. */
 static void scan_window(struct scan *sc, __u32 t, __u64 index, __u32 layer, __u64 tag,
@@ -274,10 +312,14 @@ static void scan_window(struct scan *sc, __u32 t, __u64 index, __u32 layer, __u6
 	__u64 id = fleet_id(t, index, layer), gen = xdp_rl_gen_of_count(st->count_gen);
 	__u64 count = xdp_rl_count(st->count_gen);
 
-	while (sc->cur < f->nbook && f->book[sc->cur].id < id)
-		sc->cur++;
-	if (sc->cur < f->nbook && f->book[sc->cur].id == id)
-		e = &f->book[sc->cur];
+	if (sc->unordered) {
+		e = book_find(f, id, tag, k);
+	} else {
+		while (sc->cur < f->nbook && f->book[sc->cur].id < id)
+			sc->cur++;
+		if (sc->cur < f->nbook && f->book[sc->cur].id == id)
+			e = &f->book[sc->cur];
+	}
 	if (xdp_rl_gen_of_start(st->start_gen) != gen || !count ||
 	    xdp_rl_window_over(st->start_gen, sc->now, lay->window_ns))
 		return;
@@ -308,6 +350,28 @@ static void scan_window(struct scan *sc, __u32 t, __u64 index, __u32 layer, __u6
 	fleet_consider(f, &c);
 }
 
+/*
+ * An element of an LRU table (read whole by the kernel, its key with it):
+ * at place fleet_lru_place, tagged with its limit set.
+ */
+static int scan_element(const struct mt_entry *e, void *ctx)
+{
+	struct scan *sc = ctx;
+	struct fleet *f = sc->f;
+	const struct fleet_set *set;
+	__u32 si = 0, layer, n;
+	__u64 place;
+
+	set = find_set(f, e->lsid, &si);
+	if (!set)
+		return 0;
+	place = fleet_lru_place(e->k, e->lsid);
+	n = set->n < f->t[sc->t].layers ? set->n : f->t[sc->t].layers;
+	for (layer = 0; layer < n && layer < XDP_RL_MAX_LAYERS; layer++)
+		scan_window(sc, sc->t, place, layer, e->lsid, e->k, &e->w[layer], si);
+	return 0;
+}
+
 static void scan_table(struct scan *sc, __u32 t)
 {
 	struct fleet *f = sc->f;
@@ -318,6 +382,18 @@ static void scan_table(struct scan *sc, __u32 t)
 	__u32 k[4], lsid, si = 0, layer, n;
 	__u64 i, tag;
 
+	if (mt->lru) {
+		/*
+		 * Read through the kernel, in batches. A table that cannot be
+		 * read (the limiter replaced under the agent) is left out of
+		 * this round; the agent notices the replacement (cmd_fleet.c).
+		 */
+		sc->unordered = 1;
+		sc->t = t;
+		(f->foreach_lru ? f->foreach_lru : mt_foreach)(mt, scan_element, sc);
+		sc->unordered = 0;
+		return;
+	}
 	if (!mt->mem)
 		return;
 	for (i = 0; i < mt_nslots(mt); i++) {
@@ -362,11 +438,20 @@ static void scan_shared(struct scan *sc)
 
 /* ---- the book -------------------------------------------------------------------------- */
 
+/*
+ * By place; at one place (two keys of an LRU table may share one), the
+ * candidates with an entry first, in the book's order, so that book_merge
+ * meets each where the book has it.
+ */
 static int by_id(const void *a, const void *b)
 {
 	const struct fleet_cand *x = a, *y = b;
 
-	return x->id < y->id ? -1 : x->id > y->id;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if ((x->entry < 0) != (y->entry < 0))
+		return x->entry < 0 ? 1 : -1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
 static int by_weight(const void *a, const void *b)
@@ -550,10 +635,30 @@ long fleet_plan(struct fleet *f, __u64 now, struct redis *r)
 static void write_remote(struct fleet *f, struct fleet_entry *e)
 {
 	__u32 t = e->id >> 40, layer = e->id & 0xf, room;
-	__u64 index = (e->id >> 4) & 0xfffffffffULL, k, word;
+	__u64 index = (e->id >> 4) & FLEET_PLACE_MASK, k, word;
 	struct xdp_rl_slot *s;
 	struct xdp_rl_state *st;
 
+	word = ((e->gen & 0xffff) << XDP_RL_REMOTE_BITS) |
+	       (e->remote > XDP_RL_REMOTE_MASK ? XDP_RL_REMOTE_MASK : e->remote);
+	if (t < XDP_RL_T_SHARED && f->t[t].lru) {
+		/*
+		 * The word is in the key's element: the program writes it there
+		 * (bpf/admin.h), found by key, so never into another key's. A
+		 * word of a window since over names a generation no later window
+		 * has (bpf/lru.h, E1): it counts nothing.
+		 */
+		/*
+		 * Each write is a run of the program: none when the entry wrote
+		 * this very word already (only the agent writes it, and an
+		 * element made anew for the key has other windows: another entry).
+		 */
+		if (!f->write_lru || e->written == e->remote + 1)
+			return;
+		if (!f->write_lru(f->shared_ctx, t, e->k, (__u32)e->tag, layer, word))
+			e->written = e->remote + 1;
+		return;
+	}
 	if (t > XDP_RL_T_SHARED || !f->remote)
 		return;
 	room = t == XDP_RL_T_SHARED ? XDP_RL_MAX_LAYERS : f->t[t].layers;
@@ -575,8 +680,6 @@ static void write_remote(struct fleet *f, struct fleet_entry *e)
 	k = f->base[t] + index * room + layer;
 	if (k >= f->nwords)
 		return;
-	word = ((e->gen & 0xffff) << XDP_RL_REMOTE_BITS) |
-	       (e->remote > XDP_RL_REMOTE_MASK ? XDP_RL_REMOTE_MASK : e->remote);
 	__atomic_store_n(&f->remote[k], word, __ATOMIC_RELEASE);
 }
 
@@ -644,6 +747,13 @@ static int read_shared_map(void *ctx, __u32 rule_id, struct xdp_rl_layers *w)
 	const struct limiter *l = ctx;
 
 	return bpf_map_lookup_elem(l->fd[PIN_SHARED], &rule_id, w) ? -1 : 0;
+}
+
+static int write_lru_word(void *ctx, __u32 t, const __u32 k[4], __u32 lsid, __u32 layer, __u64 word)
+{
+	static const int pins[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
+
+	return t < 4 && admin_remote(ctx, pins[t], k, lsid, layer, word) < 0 ? -1 : 0;
 }
 
 struct sets_grow {
@@ -768,6 +878,7 @@ int fleet_attach(struct fleet *f, const struct limiter *l)
 	f->link_local = live->link_local;
 	f->tai_to_unix_ns = live->tai_to_unix_ns;
 	f->read_shared = read_shared_map;
+	f->write_lru = write_lru_word;
 	f->shared_ctx = (void *)l;
 	if (fleet_load_sets(f, l)) {
 		log_err("cannot sync the windows of '%s': cannot read its rules: %m", l->ifname);

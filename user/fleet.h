@@ -3,8 +3,9 @@
  * fleet.h - a limiter's windows shared with a fleet through Redis (`xdp-rl
  * fleet`, include/xdp_rl.h "A fleet's share of a window"), as a model.
  *
- * Every round the agent scans the limiter's windows in place (sources,
- * aggregates, --shared budgets), picks the ones worth syncing (a count of
+ * Every round the agent scans the limiter's windows (sources, aggregates,
+ * --shared budgets: a bucket table in place, an LRU table through the
+ * kernel, in batches), picks the ones worth syncing (a count of
  * at least --sync-above of the limit, or already synced in this window;
  * the heaviest --max-synced of them), and for each sends one pipelined
  * command to Redis: INCRBY of what it counted since its last push (with
@@ -12,11 +13,13 @@
  * the fleet's total in that window; the total less what this server pushed
  * is the others' part, written with the window's generation into the
  * window's word of `remote`, after checking that the slot still holds the
- * same key in the same window.
+ * same key in the same window (an LRU table: into the word in the key's
+ * element, by the program, bpf/admin.h).
  *
  * The book keeps, per window synced, what this server has pushed into its
  * key. It is a sorted array, merged with the scan (which walks the windows
- * in the same order), so the scan costs no lookup.
+ * in the same order), so the scan costs no lookup; an LRU table's elements
+ * come in the kernel's order and are looked up in it.
  *
  * The keys (README, "Fleets"):
  *   xdp-rl:GROUP:SCOPE:DUR:WHO:NUMBER
@@ -62,14 +65,15 @@ struct fleet_set {
 /* One window synced in its current generation: what this server pushed into its key. */
 struct fleet_entry {
 	__u64 id;  /* fleet_id(): the table, slot (or rule id) and layer */
-	__u64 tag; /* the slot's tag (0 for a --shared budget) */
+	__u64 tag; /* the slot's tag (0 for a --shared budget; an LRU element's: its lsid) */
 	__u32 k[4];
 	__u64 gen;
-	__u64 pushed; /* added to the key by this server, as Redis confirmed */
-	__u64 remote; /* the others' part, as last read */
-	__u64 weight; /* the count's share of the limit, for fleet_book_trim */
-	__u32 expire; /* the key's TTL is set (EXPIRE answered 1) */
-	__u32 mark;   /* the round that last found the window open */
+	__u64 pushed;  /* added to the key by this server, as Redis confirmed */
+	__u64 remote;  /* the others' part, as last read */
+	__u64 written; /* LRU: the others' part this entry last wrote, + 1 (0: none yet) */
+	__u64 weight;  /* the count's share of the limit, for fleet_book_trim */
+	__u32 expire;  /* the key's TTL is set (EXPIRE answered 1) */
+	__u32 mark;    /* the round that last found the window open */
 };
 
 /* A window the scan found worth syncing this round. */
@@ -108,7 +112,15 @@ struct fleet {
 	size_t nsets;
 	/* A --shared rule's windows (bpf_map_lookup_elem on `shared`): 0, or -1. */
 	int (*read_shared)(void *ctx, __u32 rule_id, struct xdp_rl_layers *w);
-	void *shared_ctx;
+	/*
+	 * An LRU table's fleet word (in the key's element, written by the
+	 * program: admin_remote) of layer @layer of key @k under limit set
+	 * @lsid in table @t: 0, or -1.
+	 */
+	int (*write_lru)(void *ctx, __u32 t, const __u32 k[4], __u32 lsid, __u32 layer, __u64 word);
+	void *shared_ctx; /* both's */
+	/* How an LRU table's elements are walked: NULL, mt_foreach (a test gives its own). */
+	int (*foreach_lru)(const struct mtable *t, mt_fn fn, void *ctx);
 
 	/* The book, sorted by id. */
 	struct fleet_entry *book;
@@ -126,11 +138,22 @@ struct fleet {
 	char reply_why[128]; /* the last of them */
 };
 
-/* A window's place: table (enum xdp_rl_table), slot index or rule id, layer. */
+/*
+ * A window's place: table (enum xdp_rl_table), slot index, rule id or (an
+ * LRU table) fleet_lru_place, layer.
+ */
+#define FLEET_PLACE_MASK 0xfffffffffULL /* 36 bits */
 static inline __u64 fleet_id(__u32 table, __u64 index, __u32 layer)
 {
-	return ((__u64)table << 40) | (index << 4) | layer;
+	return ((__u64)table << 40) | ((index & FLEET_PLACE_MASK) << 4) | layer;
 }
+
+/*
+ * The place of key @k under limit set @lsid in an LRU table, whose elements
+ * have no index of their own: 36 bits of a hash of both. Two keys may share
+ * one; the book tells them apart by key (an entry's tag is its limit set).
+ */
+__u64 fleet_lru_place(const __u32 k[4], __u32 lsid);
 
 /* ---- the pure parts (no limiter, no Redis: the unit tests call them) ---------- */
 

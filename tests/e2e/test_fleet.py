@@ -62,7 +62,8 @@ def need(tool):
 class Fleet:
     """Two beds, a Redis namespace linked to both receivers, and what runs in them."""
 
-    def __init__(self):
+    def __init__(self, table=None):
+        self.table = table
         self.tag = "f%d%d" % (os.getpid() % 10000, next(rlbed._tags))
         self.ns = f"{self.tag}-rd"
         self.beds = []
@@ -75,7 +76,7 @@ class Fleet:
 
     def start(self):
         for _ in range(2):
-            bed = rlbed.Bed()
+            bed = rlbed.Bed(self.table)
             self.beds.append(bed)
             bed.start()
         run_ok(["ip", "netns", "add", self.ns])
@@ -274,9 +275,10 @@ class Fleet:
 
 
 @pytest.fixture
-def fleet(privileged, request):
+def fleet(privileged, table, request):
+    """Two limiters of @table (both_tables: each table) and a Redis between them."""
     need("redis-server")
-    f = Fleet()
+    f = Fleet(table)
     request.addfinalizer(f.down)
     return f.start()
 
@@ -325,6 +327,7 @@ def check_metrics(bed):
 
 # ---- the bound -------------------------------------------------------------------
 
+@pytest.mark.both_tables
 def test_two_servers_share_one_limit(fleet):
     """Without agents each limiter passes its limit: twice the limit in all.
     With them, the total stays within the bound, window after window; Redis

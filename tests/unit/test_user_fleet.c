@@ -692,3 +692,184 @@ out:
 	a.f.t[XDP_RL_T_SRC6].mem = NULL;
 	agent_free(&a);
 }
+
+/* ---- an LRU table: elements in the kernel's order, places that two keys may share ---- */
+
+/* The elements the test's LRU table holds, walked in the order given. */
+static struct mt_entry lru_elems[4];
+static size_t lru_nelems;
+
+static int lru_walk(const struct mtable *t, mt_fn fn, void *ctx)
+{
+	size_t i;
+
+	(void)t;
+	for (i = 0; i < lru_nelems; i++)
+		if (fn(&lru_elems[i], ctx))
+			return 1;
+	return 0;
+}
+
+/* The words the agent had the program write into elements (write_lru). */
+struct lru_writes {
+	struct {
+		__u32 t, k[4], lsid, layer;
+		__u64 word;
+	} w[16];
+	size_t n;
+};
+
+static int lru_write(void *ctx, __u32 t, const __u32 k[4], __u32 lsid, __u32 layer, __u64 word)
+{
+	struct lru_writes *lw = ctx;
+
+	if (lw->n < 16) {
+		lw->w[lw->n].t = t;
+		memcpy(lw->w[lw->n].k, k, 16);
+		lw->w[lw->n].lsid = lsid;
+		lw->w[lw->n].layer = layer;
+		lw->w[lw->n].word = word;
+	}
+	lw->n++;
+	return 0;
+}
+
+/* The last word written for key @k: its count, or -1 if none was. */
+static long long lru_written(const struct lru_writes *lw, const __u32 k[4])
+{
+	size_t i = lw->n < 16 ? lw->n : 16;
+
+	while (i--)
+		if (!memcmp(lw->w[i].k, k, 16))
+			return lw->w[i].word & XDP_RL_REMOTE_MASK;
+	return -1;
+}
+
+struct place_of {
+	__u64 place;
+	__u32 i;
+};
+
+static int by_place(const void *a, const void *b)
+{
+	const struct place_of *x = a, *y = b;
+
+	return x->place < y->place ? -1 : x->place > y->place;
+}
+
+/* Key @i of the search below: 2001:2::i (a /128: --v6-prefix 128). */
+static void lru_key6(__u32 i, __u32 k[4])
+{
+	k[0] = htonl(0x20010002);
+	k[1] = 0;
+	k[2] = htonl(i >> 16);
+	k[3] = htonl(i & 0xffff);
+}
+
+/* Two keys of 2001:2::/48 at one place (36 bits of a hash: among 2^20 keys, about 8 pairs). */
+static int lru_same_place(__u32 a[4], __u32 b[4])
+{
+	const __u32 n = 1U << 20;
+	struct place_of *v = malloc(n * sizeof(*v));
+	__u32 i, k[4];
+	int found = 0;
+
+	if (!v)
+		return 0;
+	for (i = 0; i < n; i++) {
+		lru_key6(i, k);
+		v[i].place = fleet_lru_place(k, LSID);
+		v[i].i = i;
+	}
+	qsort(v, n, sizeof(*v), by_place);
+	for (i = 1; i < n && !found; i++) {
+		if (v[i].place != v[i - 1].place)
+			continue;
+		lru_key6(v[i - 1].i, a);
+		lru_key6(v[i].i, b);
+		found = 1;
+	}
+	free(v);
+	return found;
+}
+
+/* Element @e holds key @k (IPv6), its one window generation @gen counting @count. */
+static void lru_elem(struct mt_entry *e, const __u32 k[4], __u64 gen, __u64 count)
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->k, k, 16);
+	e->lsid = LSID;
+	e->w[0].start_gen = (START_NS & ~XDP_RL_GEN_MASK) | gen;
+	e->w[0].count_gen = (gen << XDP_RL_COUNT_BITS) | count;
+	e->has_words = 1;
+}
+
+UNIT_TEST(fleet_lru_shared_place)
+{
+	struct agent a;
+	struct fake db = {};
+	struct lru_writes lw = {};
+	__u64 now = START_NS + SEC_NS / 2;
+	__u32 k1[4], k2[4];
+	struct fake_key *r1, *r2;
+	char n1[128], n2[128], who[64];
+
+	if (!ASSERT_TRUE(lru_same_place(k1, k2), "lru: two keys of 2001:2::/48 share a place"))
+		return;
+	agent_make(&a, 4, 16);
+	memset(&a.f.t[XDP_RL_T_SRC6], 0, sizeof(a.f.t[0]));
+	a.f.t[XDP_RL_T_SRC6].lru = 1;
+	a.f.t[XDP_RL_T_SRC6].v6 = 1;
+	a.f.t[XDP_RL_T_SRC6].layers = 1;
+	a.f.v6_prefix = 128;
+	a.f.foreach_lru = lru_walk;
+	a.f.write_lru = lru_write;
+	a.f.shared_ctx = &lw;
+	fleet_who(&a.f, XDP_RL_T_SRC6, k1, who, sizeof(who));
+	snprintf(n1, sizeof(n1), "xdp-rl:web:all:1s:%s:%llu", who, NUMBER);
+	fleet_who(&a.f, XDP_RL_T_SRC6, k2, who, sizeof(who));
+	snprintf(n2, sizeof(n2), "xdp-rl:web:all:1s:%s:%llu", who, NUMBER);
+
+	/* The first alone, then the second beside it (a new entry where one is). */
+	lru_nelems = 1;
+	lru_elem(&lru_elems[0], k1, 7, 50);
+	ASSERT_EQ(round_at(&a, &db, now), 2L, "lru: one key: INCRBY and EXPIRE");
+	lru_nelems = 2;
+	lru_elem(&lru_elems[0], k1, 7, 55);
+	lru_elem(&lru_elems[1], k2, 8, 40);
+	ASSERT_EQ(round_at(&a, &db, now), 3L,
+		  "lru: a second key at its place: its INCRBY and EXPIRE, and the first's 5 more");
+	r1 = fake_find(&db, n1, 0);
+	r2 = fake_find(&db, n2, 0);
+	if (!ASSERT_TRUE(r1 && r2, "lru: each its own key in Redis (%s, %s)", n1, n2))
+		goto out;
+	ASSERT_TRUE(r1->v == 55 && r2->v == 40, "lru: 55 and 40 pushed (%lld, %lld)", r1->v, r2->v);
+	ASSERT_EQ(a.f.nbook, (size_t)2, "lru: one entry each, at the same place");
+	ASSERT_EQ(
+		lw.n, (size_t)2,
+		"lru: a word written for each key by the program, not again while it is the same");
+	ASSERT_TRUE(lw.w[0].t == XDP_RL_T_SRC6 && lw.w[0].lsid == LSID && lw.w[0].layer == 0,
+		    "lru: into table src6, the key's limit set, layer 0");
+
+	/* 30 elsewhere for the first; the kernel now walks them the other way round. */
+	r1->v += 30;
+	lru_elem(&lru_elems[0], k2, 8, 40);
+	lru_elem(&lru_elems[1], k1, 7, 60);
+	ASSERT_EQ(round_at(&a, &db, now), 2L,
+		  "lru: each found in the book by key: the new 5 pushed, a GET for the other");
+	ASSERT_TRUE(r1->v == 90 && r2->v == 40,
+		    "lru: nothing pushed twice (%lld of 90, %lld of 40)", r1->v, r2->v);
+	ASSERT_EQ(lru_written(&lw, k1), 30LL, "lru: the first learns the 30 elsewhere");
+	ASSERT_EQ(lru_written(&lw, k2), 0LL, "lru: the second, nothing elsewhere");
+	ASSERT_EQ(a.f.nbook, (size_t)2, "lru: still one entry each");
+	ASSERT_EQ(lw.n, (size_t)3, "lru: only the word that changed was written");
+
+	/* The first's element is taken (evicted): its entry goes, the other's stays. */
+	lru_nelems = 1;
+	lru_elem(&lru_elems[0], k2, 8, 41);
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "lru: the one left: its 1 more pushed");
+	ASSERT_EQ(r2->v, 41LL, "lru: only the 1 new");
+	ASSERT_EQ(a.f.nbook, (size_t)1, "lru: the evicted key's entry is gone");
+out:
+	agent_free(&a);
+}
