@@ -97,6 +97,7 @@ const struct opt_words settings_words[] = {
 	{ "proto", proto_words },
 	{ "link-local", link_local_words },
 	{ "mode", mode_words },
+	{ "table", table_words }, /* load only, as mode */
 	{ NULL },
 };
 
