@@ -79,10 +79,10 @@ say "== 3. Map memory per tracked source: the kernel's accounting (memlock in fd
 part 120 "$bp" mem --json "$out/mem.json"
 # Cross-check on a limiter loaded by the real CLI.
 for n in 262144 1000000; do
-for table in buckets lru; do
-	"$bin" -n "$rx" load "$rx_if" --max-sources "$n" --table "$table" >/dev/null
-	prog=$("$bin" -n "$rx" status "$rx_if" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["limiters"][0]["prog_id"])')
-	part 60 "$py" - "$prog" "$n" "$table" <<'EOF'
+	for table in buckets lru; do
+		"$bin" -n "$rx" load "$rx_if" --max-sources "$n" --table "$table" >/dev/null
+		prog=$("$bin" -n "$rx" status "$rx_if" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["limiters"][0]["prog_id"])')
+		part 60 "$py" - "$prog" "$n" "$table" <<'EOF'
 import json, subprocess, sys
 prog, n, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 ids = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", prog], check=True,
@@ -90,17 +90,17 @@ ids = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", prog], c
 maps = [json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], check=True,
                                   capture_output=True, text=True).stdout) for i in ids]
 src = {m["name"]: m for m in maps if m["name"] in ("src4", "src6")}
-# The tables' entries are buckets; per source is per --max-sources.
+# Per source: per --max-sources (the bucket table's entries are buckets, an LRU table's elements).
 print("  check: 'xdp-rl load --max-sources %d --table %s', bpftool map show: " % (n, table) + ", ".join(
     "%s %d B (%.1f B/source)" % (k, src[k]["bytes_memlock"], src[k]["bytes_memlock"] / n)
     for k in sorted(src)) + ", all %d maps %d B" % (len(maps), sum(m["bytes_memlock"] for m in maps)))
 EOF
-	"$bin" -n "$rx" unload "$rx_if" >/dev/null
-done
+		"$bin" -n "$rx" unload "$rx_if" >/dev/null
+	done
 done
 
 say ""
-say "== 4. The fleet agent (xdp-rl fleet): its cost per sync round, with 1 000 and 100 000 active sources"
+say "== 4. The fleet agent (xdp-rl fleet): its cost per sync round, with 1 000 and 100 000 active sources, on either table"
 say "A redis-server on the receiver namespace's own 127.0.0.1; sources made active by the in-kernel flood (one CPU),"
 say "windows of an hour under a limit none reaches, --sync-above 0 (every open window a candidate). 'flooding': the flood goes on,"
 say "so every window has new counts each round (INCRBY); 'idle': nothing new (GET). CPU: on-CPU time (schedstat) per round."

@@ -16,7 +16,10 @@ push: the agent's worst case. Measured over the agent's rounds: its CPU time
 it sent and received, the windows synced and left out by --max-synced; and
 the round's own duration (scan, Redis, writes). Then the same with no new
 traffic (every window open, nothing new: one GET per window, or nothing for
-those past --max-synced).
+those past --max-synced). Each case on either source table (load --table):
+an LRU table's elements are read through the kernel, in batches, and each
+share written into an element by the program (BPF_PROG_TEST_RUN), where the
+bucket table is read and written in place.
 
 Prints one table; writes every raw record to OUT.jsonl.
 """
@@ -101,9 +104,10 @@ class Bench:
     def fleet(self):
         return json.loads(self.xdp("stats", self.a.rx_if, "--json"))["fleet"]
 
-    def case(self, sources, max_synced, redis):
+    def case(self, sources, max_synced, table, redis):
         self.xdp("unload", self.a.rx_if, check=False)
-        self.xdp("load", self.a.rx_if, "--aligned", "--limit", 100000000, "--window", "1h")
+        self.xdp("load", self.a.rx_if, "--aligned", "--limit", 100000000, "--window", "1h",
+                 "--table", table)
         # Every source active before the agent starts.
         g = self.flood(sources, 2)
         g.wait(30)
@@ -132,7 +136,7 @@ class Bench:
             d = {k: s1[k] - s0[k] for k in ("commands", "bytes_sent", "bytes_received",
                                             "windows_synced", "windows_left_out",
                                             "sync_errors")}
-            rec = {"sources": sources, "max_synced": max_synced, "phase": phase,
+            rec = {"sources": sources, "max_synced": max_synced, "table": table, "phase": phase,
                    "seconds": t1 - t0, "rounds": rounds, "agent_cpu_ns": a1 - a0,
                    "redis_cpu_ns": r1 - r0, "round_us_last": s1["round_us"], **d}
             recs.append(rec)
@@ -151,16 +155,17 @@ def main():
     p.add_argument("--quick", action="store_true")
     a = p.parse_args()
 
-    cases = [(1000, 4096), (100000, 4096), (100000, 100000)]
+    cases = [(n, cap, t) for t in ("buckets", "lru")
+             for n, cap in ((1000, 4096), (100000, 4096), (100000, 100000))]
     if a.quick:
-        cases = [(1000, 4096), (100000, 4096)]
+        cases = [(n, cap, t) for t in ("buckets", "lru") for n, cap in ((1000, 4096), (100000, 4096))]
         a.seconds = min(a.seconds, 2)
     b = Bench(a)
     recs = []
     try:
         redis = b.redis()
-        for sources, cap in cases:
-            recs += b.case(sources, cap, redis)
+        for sources, cap, table in cases:
+            recs += b.case(sources, cap, table, redis)
     finally:
         b.xdp("unload", a.rx_if, check=False)
         b.stop_all()
@@ -170,15 +175,16 @@ def main():
 
     print("Per round (--sync %dms, --sync-above 0; means over %.0f s of rounds):" %
           (SYNC_MS, a.seconds))
-    print("%-9s %-8s %-9s %7s %9s %9s %9s %10s %10s %9s %9s" % (
-        "sources", "cap", "traffic", "rounds", "agent CPU", "Redis CPU", "commands", "bytes out",
-        "bytes in", "synced", "left out"))
+    print("%-8s %-9s %-8s %-9s %7s %9s %9s %9s %10s %10s %9s %9s %9s" % (
+        "table", "sources", "cap", "traffic", "rounds", "agent CPU", "Redis CPU", "commands", "bytes out",
+        "bytes in", "synced", "left out", "round"))
     for r in recs:
         n = max(r["rounds"], 1)
-        print("%-9d %-8d %-9s %7d %7.2f ms %7.2f ms %9.0f %10.0f %10.0f %9.0f %9.0f" % (
-            r["sources"], r["max_synced"], r["phase"], r["rounds"], r["agent_cpu_ns"] / n / 1e6,
-            r["redis_cpu_ns"] / n / 1e6, r["commands"] / n, r["bytes_sent"] / n,
-            r["bytes_received"] / n, r["windows_synced"] / n, r["windows_left_out"] / n))
+        print("%-8s %-9d %-8d %-9s %7d %7.2f ms %7.2f ms %9.0f %10.0f %10.0f %9.0f %9.0f %6.2f ms"
+              % (r["table"], r["sources"], r["max_synced"], r["phase"], r["rounds"],
+                 r["agent_cpu_ns"] / n / 1e6, r["redis_cpu_ns"] / n / 1e6, r["commands"] / n,
+                 r["bytes_sent"] / n, r["bytes_received"] / n, r["windows_synced"] / n,
+                 r["windows_left_out"] / n, r["round_us_last"] / 1e3))
     errors = sum(r["sync_errors"] for r in recs)
     if errors:
         print("(%d sync errors during the measurement)" % errors)
