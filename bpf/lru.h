@@ -61,7 +61,12 @@
  * when it returns. The argument's limits: a CPU would have to stall between
  * a read of a window and its swap or take-back while 65 535 windows open
  * elsewhere (E1), or two keys' 64-bit keyed hashes would have to be equal
- * (E2). test_lru.c has two CPUs churn keys through a small LRU table.
+ * (E2). Tested: in test_lru.c (lru_reuse_under_a_charge) one CPU charges
+ * a key at limit 1 while another CPU's flood takes its element from under
+ * it over and over, and each packet the key passes opened a window of its
+ * own; the model test (test_model.c, make unit T=model TABLE=lru) checks
+ * every verdict, window, insert and eviction against a reference, one CPU
+ * at a time.
  *
  * Drops (hot.h) and the fleet's share (layers.h) are words in the element,
  * tagged with their window's generation, as the `drops` and `remote` maps'
