@@ -65,7 +65,7 @@ say "xdp-rl's (| the same for ns/pkt with the floor). Fresh tables: N new source
 say "Runs of 250 000 packets (fresh: one pass over the N sources), sources visited in an order unrelated to their order in memory;"
 say "11 runs steady, 7 fresh, program order reversed every other run; after the steady table, one window every CPU charges, on 1 and 2 CPUs (its own note);"
 say "median [range] after trimming the lowest and highest fifth. Sources: IPv4 198.18.0.0/15 (240.0.0.0/4 above 131 072), IPv6 2001:2::/96 (/128 keys)."
-part 600 "$bp" kern "${kern_args[@]}"
+part 1200 "$bp" kern "${kern_args[@]}"
 
 say ""
 say "== 2. End to end: a flood through a veth pair into a namespace, generated in the kernel (BPF_F_TEST_XDP_LIVE_FRAMES + bpf_redirect)"
@@ -107,7 +107,7 @@ say "so every window has new counts each round (INCRBY); 'idle': nothing new (GE
 fleet_args=(--seconds "${BENCH_FLEET_SECONDS:-5}")
 [ "$quick" = 1 ] && fleet_args+=(--quick)
 if command -v redis-server >/dev/null; then
-	part 300 "$py" "$here/bench_fleet.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
+	part 600 "$py" "$here/bench_fleet.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
 		--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/fleet" "${fleet_args[@]}"
 else
 	say "  skipped: redis-server is not installed (scripts/deps.sh installs it)"
