@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from rlbed import BIN, run, run_ok
+from rlbed import BIN, caps_did_not_reach, run, run_ok
 
 IF = "{IF}"             # replaced by the receiver's veth
 SRC = "198.19.20.1"     # a source with an open window in the shared limiter
@@ -268,8 +268,7 @@ def test_capable_non_root_status_does_not_hide_the_limiter(limiter, nobody_bin, 
         argv.append("--json")
     # The same user reading one interface is told why it cannot: the folder is root-only.
     r = run(argv[:-1 if json_out else None] + [bed.rx_if])
-    if r.returncode == 1 and "missing capabilities" in r.stderr:
-        pytest.skip("ambient capabilities did not reach xdp-rl: " + r.stderr.strip())
+    caps_did_not_reach(r)
     assert r.returncode == 1 and "Permission denied" in r.stderr, r
 
     r = run(argv)
