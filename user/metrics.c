@@ -319,30 +319,45 @@ static void split_metric(const char *m, char *family, size_t flen, char *label, 
 	snprintf(value, vlen, "%.*s", (int)(q2 - q1 - 1), q1 + 1);
 }
 
+/*
+ * The counters of @metric[@i]'s family, @i first, among @metric[@i..@n): their
+ * indexes in @members, each marked in @done; how many (0: @i's family was done).
+ */
+static int family_members(const char *const *metric, int n, int i, int *done, int *members)
+{
+	char fi[64], fj[64], l[32], v[32];
+	int j, nm = 0;
+
+	if (done[i])
+		return 0;
+	split_metric(metric[i], fi, sizeof(fi), l, sizeof(l), v, sizeof(v));
+	for (j = i; j < n; j++) {
+		split_metric(metric[j], fj, sizeof(fj), l, sizeof(l), v, sizeof(v));
+		if (!strcmp(fi, fj)) {
+			members[nm++] = j;
+			done[j] = 1;
+		}
+	}
+	return nm;
+}
+
 /* The counters of XDP_RL_STATS, a family at a time, in the list's order. */
 static void write_stats(FILE *f, const struct mset *s)
 {
 	char fam_i[64], fam_j[64], label[32], value[32], lv[32], name[80], help[2048];
 	const char *kv[2];
-	int i, j, k, done[XDP_RL_STAT_MAX] = { 0 };
+	int i, k, done[XDP_RL_STAT_MAX] = { 0 };
 	size_t n, li;
 
 	for (i = 0; i < XDP_RL_STAT_MAX; i++) {
 		struct fam fm = { .f = f, .type = "counter", .name = name, .help = help };
-		int members[XDP_RL_STAT_MAX], nm = 0;
+		int members[XDP_RL_STAT_MAX];
+		int nm = family_members(stat_metric, XDP_RL_STAT_MAX, i, done, members);
 
-		if (done[i])
+		if (!nm)
 			continue;
 		split_metric(stat_metric[i], fam_i, sizeof(fam_i), label, sizeof(label), value,
 			     sizeof(value));
-		for (j = i; j < XDP_RL_STAT_MAX; j++) {
-			split_metric(stat_metric[j], fam_j, sizeof(fam_j), lv, sizeof(lv), lv,
-				     sizeof(lv));
-			if (!strcmp(fam_i, fam_j)) {
-				members[nm++] = j;
-				done[j] = 1;
-			}
-		}
 		snprintf(name, sizeof(name), "%s_total", fam_i);
 		if (!*label) {
 			/* One counter: its own words, capitalised. */
@@ -607,20 +622,14 @@ static void write_fleet(FILE *f, const struct mset *s)
 	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	for (c = 0; c < XDP_RL_FLEET_STAT_MAX; c++) {
 		struct fam fm = { f, name, "counter", help, 0 };
-		int members[XDP_RL_FLEET_STAT_MAX], nm = 0, k;
+		int members[XDP_RL_FLEET_STAT_MAX], k;
+		int nm =
+			family_members(fleet_stat_metrics, XDP_RL_FLEET_STAT_MAX, c, done, members);
 
-		if (done[c])
+		if (!nm)
 			continue;
 		split_metric(fleet_stat_metrics[c], family, sizeof(family), label, sizeof(label),
 			     value, sizeof(value));
-		for (k = c; k < XDP_RL_FLEET_STAT_MAX; k++) {
-			split_metric(fleet_stat_metrics[k], fk, sizeof(fk), lk, sizeof(lk), vk,
-				     sizeof(vk));
-			if (!strcmp(fk, family)) {
-				members[nm++] = k;
-				done[k] = 1;
-			}
-		}
 		snprintf(name, sizeof(name), "fleet_%s_total", family);
 		/* One counter: its own words; a family of them (bytes): by its label. */
 		if (*label)
