@@ -62,6 +62,31 @@ static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct
 	}
 }
 
+/*
+ * Move window @s, whose count word was read as @c, to its next generation
+ * holding @count (I2), and, if @count, give it a start read after that swap
+ * (I4): from the start read before the swap, so that a start written since
+ * (another key's fresh one, if the kernel gave an LRU element away
+ * meanwhile, bpf/lru.h) is left alone. Returns the new generation, or 0 if
+ * the count changed meanwhile (nothing was written). Global, so that the
+ * admin program's own stack stays within the verifier's bound.
+ */
+__noinline __u64 window_move_on(struct xdp_rl_state *s, __u64 c, __u64 count,
+				const struct window_clock *clk, __u64 window_ns)
+{
+	__u64 e, g;
+
+	if (!s || !clk)
+		return 0;
+	e = READ_ONCE(s->start_gen);
+	g = window_next_gen(xdp_rl_gen_of_count(c));
+	if (__sync_val_compare_and_swap(&s->count_gen, c, (g << XDP_RL_COUNT_BITS) | count) != c)
+		return 0;
+	if (count)
+		__sync_val_compare_and_swap(&s->start_gen, e, window_start_now(clk, window_ns, g));
+	return g;
+}
+
 /* The layers [@from, @to) of a request, cut to what a slot has room for. */
 static __always_inline int admin_layer(const struct xdp_rl_admin *rq, int i, __u32 room)
 {
@@ -205,7 +230,7 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 					    const struct window_clock *clk, struct xdp_rl_stats *st)
 {
 	struct xdp_rl_state *w = lru_states(e, v6);
-	__u64 opened = 0, fresh[2], c, g;
+	__u64 opened = 0, fresh[2], c;
 	struct charge ch;
 	int i, op, lost = 0;
 
@@ -230,18 +255,10 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 				lost = 1;
 				break;
 			}
-			g = window_next_gen(xdp_rl_gen_of_count(c));
-			if (__sync_val_compare_and_swap(&w[i].count_gen, c,
-							(g << XDP_RL_COUNT_BITS) | rq->count) !=
-			    c) {
+			if (!window_move_on(&w[i], c, rq->count, clk, rq->window_ns[i])) {
 				lost = 1; /* changed meanwhile: looked at again */
 				break;
 			}
-			if (rq->count)
-				/* Its start, now: as a turnover's, read after the swap. */
-				__sync_val_compare_and_swap(
-					&w[i].start_gen, READ_ONCE(w[i].start_gen),
-					window_start_now(clk, rq->window_ns[i], g));
 			continue;
 		}
 		if (rq->op == XDP_RL_ADMIN_RESET && !rq->count)
@@ -295,7 +312,7 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 		if (!e && rq->op == XDP_RL_ADMIN_RESET && !rq->count)
 			return 0;
 		if (!e) {
-			r = lru_insert(map, v6, t, &pos);
+			r = lru_insert(map, v6, t, &pos, 1);
 			if (r < 0)
 				return -1;
 			e = bpf_map_lookup_elem(map, pos.lkey);

@@ -41,7 +41,14 @@
  *     made for (xdp_rl_fresh), and window_hit_slow opens it only for a
  *     packet of that key. A CPU that holds the element for the old key
  *     finds fresh windows of another key, is told it lost the element
- *     (WINDOW_LOST), charges nothing and looks again. A packet of the new
+ *     (WINDOW_LOST), charges nothing and looks again. Half-way through the
+ *     copy it may see the new key's fresh start beside its own opened
+ *     count: that too is LOST, and it writes nothing (a start it "gave"
+ *     the window, I5, would land on the new key's fresh start). And the
+ *     new key opens its own fresh window on its fresh count alone,
+ *     whatever the start beside it holds, so that no write of another
+ *     key's CPU can keep it from opening (test_lru.c,
+ *     lru_fresh_half_copied). A packet of the new
  *     key reaches the element only through the hash, once the kernel has
  *     linked it, so after the whole copy (the link is a release, and what
  *     the lookup finds is read through it).
@@ -60,8 +67,13 @@
  * element gets exactly its limit; one that is evicted starts a new window
  * when it returns. The argument's limits: a CPU would have to stall between
  * a read of a window and its swap or take-back while 65 535 windows open
- * elsewhere (E1), or two keys' 64-bit keyed hashes would have to be equal
- * (E2). Tested: in test_lru.c (lru_reuse_under_a_charge) one CPU charges
+ * elsewhere in the limiter (E1: the counter is the limiter's, not the
+ * key's, so under a flood of new sources at 10 Mpps that is a stall of
+ * about 6.5 ms), or two keys' 64-bit keyed hashes would have to be equal
+ * (E2). A window's next generation is never its own (window_next_gen:
+ * when the counter comes round to it, the one after).
+ *
+ * Tested: in test_lru.c (lru_reuse_under_a_charge) one CPU charges
  * a key at limit 1 while another CPU's flood takes its element from under
  * it over and over, and each packet the key passes opened a window of its
  * own; the model test (test_model.c, make unit T=model TABLE=lru) checks
@@ -142,11 +154,15 @@ static __always_inline __u64 *lru_drops(void *e, const int v6, __u32 i)
 /*
  * The value an insert of the key at @pos into table @t copies in: the key,
  * when it was seen, and fresh windows (E1, E2); drops and fleet words 0
- * (a per-CPU buffer, one per family, where nothing else is ever written).
+ * (a per-CPU buffer, one per family, and the admin program's own, @admin:
+ * nothing else is ever written there).
  */
-static __always_inline __u64 *lru_value(const int v6, __u32 t, const struct table_pos *pos)
+static __always_inline __u64 *lru_value(const int v6, __u32 t, const struct table_pos *pos,
+					const int admin)
 {
-	__u32 b = v6 ? SCRATCH_LRU6 : SCRATCH_LRU4, *w;
+	__u32 b = admin ? (v6 ? SCRATCH_ADMIN_LRU6 : SCRATCH_ADMIN_LRU4) :
+			  (v6 ? SCRATCH_LRU6 : SCRATCH_LRU4),
+	      *w;
 	const __u32 head = xdp_rl_lru_head(v6) / 8;
 	__u64 *v, fresh[2];
 	int i;
@@ -196,9 +212,9 @@ static __always_inline int lru_added(__u32 t)
  * first); -1 if none could be had.
  */
 static __always_inline long lru_insert(void *map, const int v6, __u32 t,
-				       const struct table_pos *pos)
+				       const struct table_pos *pos, const int admin)
 {
-	__u64 *v = lru_value(v6, t, pos);
+	__u64 *v = lru_value(v6, t, pos, admin);
 	long r;
 
 	if (!v)

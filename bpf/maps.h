@@ -201,12 +201,20 @@ struct {
 #define SCRATCH_LRU4   1
 #define SCRATCH_LRU6   2
 #define SCRATCH_CHARGE 3
+/*
+ * The admin program's own LRU values: before Linux 6.3 BPF_PROG_TEST_RUN
+ * leaves softirqs on, so the XDP program can run on the CPU in the middle
+ * of an admin run and would rewrite a buffer they shared.
+ */
+#define SCRATCH_ADMIN_LRU4 4
+#define SCRATCH_ADMIN_LRU6 5
+#define SCRATCH_ENTRIES	   6
 
 _Static_assert(XDP_RL_LRU_VALUE_MAX <= SCRATCH_SIZE, "an LRU value outgrew scratch");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, SCRATCH_ENTRIES);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, SCRATCH_SIZE);
 } scratch SEC(".maps");

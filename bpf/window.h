@@ -136,17 +136,25 @@ static __always_inline __u64 window_start_now(const struct window_clock *clk, __
  * opened anywhere, even an element the kernel gave to another key and
  * filled with fresh windows meanwhile (bpf/lru.h).
  */
-static __always_inline __u64 window_next_gen(__u64 g)
+__noinline __u64 lru_next_gen(__u64 g)
 {
 	__u32 k = XDP_RL_LRU_GEN;
-	__u64 *ctr;
+	__u64 *ctr, n;
 
-	if (cfg_table != XDP_RL_TABLE_LRU)
-		return (g + 1) & XDP_RL_GEN_MASK;
 	ctr = bpf_map_lookup_elem(&lru, &k);
 	if (!ctr)
 		return (g + 1) % XDP_RL_GEN_MASK + 1;
-	return __sync_fetch_and_add(ctr, 1) % XDP_RL_GEN_MASK + 1;
+	n = __sync_fetch_and_add(ctr, 1) % XDP_RL_GEN_MASK + 1;
+	/* The counter came round to @g: the one after it (I2: never @g itself). */
+	return n != g ? n : n % XDP_RL_GEN_MASK + 1;
+}
+
+static __always_inline __u64 window_next_gen(__u64 g)
+{
+	if (cfg_table != XDP_RL_TABLE_LRU)
+		return (g + 1) & XDP_RL_GEN_MASK;
+	/* Out of line: what it keeps across the lookup stays off its callers' stacks. */
+	return lru_next_gen(g);
 }
 
 /*
@@ -231,15 +239,35 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = xdp_rl_gen_of_count(c);
-		if (!g && out->fresh_count && ((e ^ out->fresh_start) | (c ^ out->fresh_count))) {
+		if (out->fresh_count && (!g ? c != out->fresh_count :
+					      (e & XDP_RL_FRESH_TOP) && e != out->fresh_start)) {
 			/*
-			 * Generation 0 in an LRU element is a fresh window
-			 * (bpf/lru.h), and this one is not the key's: the
-			 * element went to another key under this packet. Nothing
-			 * is charged; the caller looks again.
+			 * In an LRU element (bpf/lru.h): a fresh count that is
+			 * not the key's, or a fresh start that is not the key's
+			 * beside an opened count (the kernel is copying another
+			 * key's fresh windows in): the element went to another
+			 * key under this packet. Nothing is charged or written;
+			 * the caller looks again.
 			 */
 			out->gen = WINDOW_LOST;
 			return XDP_RL_COUNT_SAT;
+		}
+		if (!g && out->fresh_count) {
+			/*
+			 * The key's own fresh window (E2: its count is the key's
+			 * tag): open it whatever its start holds, so that a start
+			 * a CPU of another key wrote there while the kernel copied
+			 * the element in can never keep it from opening.
+			 */
+			g = window_next_gen(g);
+			if (__sync_val_compare_and_swap(&s->count_gen, c,
+							(g << XDP_RL_COUNT_BITS) | inc) != c)
+				continue;
+			if (__sync_val_compare_and_swap(&s->start_gen, e,
+							window_start_now(clk, window_ns, g)) == e)
+				out->opened = 1;
+			out->gen = g;
+			return inc;
 		}
 		if (g != xdp_rl_gen_of_start(e)) {
 			/*

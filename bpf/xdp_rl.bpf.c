@@ -99,10 +99,10 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 		return -1;
 	if (table_lru()) {
 		switch (t) {
-		case T_SRC4: return lru_insert(&src4, 0, T_SRC4, pos);
-		case T_SRC6: return lru_insert(&src6, 1, T_SRC6, pos);
-		case T_AGG4: return lru_insert(&agg4, 0, T_AGG4, pos);
-		case T_AGG6: return lru_insert(&agg6, 1, T_AGG6, pos);
+		case T_SRC4: return lru_insert(&src4, 0, T_SRC4, pos, 0);
+		case T_SRC6: return lru_insert(&src6, 1, T_SRC6, pos, 0);
+		case T_AGG4: return lru_insert(&agg4, 0, T_AGG4, pos, 0);
+		case T_AGG6: return lru_insert(&agg6, 1, T_AGG6, pos, 0);
 		}
 		return -1;
 	}

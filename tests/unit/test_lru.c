@@ -132,6 +132,57 @@ out:
 }
 
 /*
+ * The kernel copies a new key's fresh windows into an element with plain
+ * stores in no set order, while a CPU of the old key may still read it.
+ * Half-way, (1) the old key's CPU sees the new key's fresh start beside its
+ * own opened count: it must write nothing (an I5 "repair" of that start
+ * would leave the new key's window unable to open); and (2) the new key
+ * finds its own fresh count beside a start another key's CPU wrote: it
+ * opens its window all the same, and is limited from its first packet.
+ */
+UNIT_TEST(lru_fresh_half_copied)
+{
+	static const char desc[] = "lru: a half-copied element";
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.30.4" });
+	struct xdp_rl_stats before;
+	struct xdp_rl_state w, *now, mine;
+	__u32 other[4] = { htonl(0xc6121e05) }; /* 198.18.30.5 */
+	struct env e;
+
+	if (env_open(&e, LRU, "lru: load"))
+		return;
+	env_set(&e, 5, 3600 * SEC_NS, 0);
+	send_n(&e, &a, 1);
+	now = windows4(&e, "198.18.30.4");
+	if (!ASSERT_TRUE(now, "%s [element]", desc))
+		goto out;
+	/* (1) Another key's fresh start beside this key's opened count. */
+	xdp_rl_fresh(other, 0, TEST_LSID, XDP_RL_T_SRC4, TEST_SEED, &w.start_gen, &mine.count_gen);
+	w.count_gen = now->count_gen;
+	if (!ASSERT_EQ(windows4_put(&e, "198.18.30.4", 0, &w), 0, "lru: windows set"))
+		goto out;
+	stats(&e, &before);
+	send_n(&e, &a, 1);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 1, "%s (1) [lost]", desc);
+	now = windows4(&e, "198.18.30.4");
+	if (ASSERT_TRUE(now, "%s [element]", desc))
+		ASSERT_EQ(now->start_gen, w.start_gen, "%s (1) [the other key's start untouched]",
+			  desc);
+	/* (2) This key's fresh count beside a start a CPU of another key wrote. */
+	xdp_rl_fresh((__u32[4]){ htonl(0xc6121e04) }, 0, TEST_LSID, XDP_RL_T_SRC4, TEST_SEED,
+		     &mine.start_gen, &mine.count_gen);
+	w.count_gen = mine.count_gen;
+	w.start_gen = 7ULL << 16 | 3; /* an old start, generation 3 */
+	windows4_put(&e, "198.18.30.4", 0, &w);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &a, 7), 5, "%s (2): its window opens: 5 of 7 pass", desc);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 0, "%s (2) [no error]", desc);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS), 1, "%s (2) [opened]", desc);
+out:
+	env_free(&e);
+}
+
+/*
  * A flood of 20 000 new sources through a table of 1 024, eight real
  * sources sending among them: the table holds 1 024 at most, and the real
  * sources, seen often, keep their windows: each passes exactly its limit.
