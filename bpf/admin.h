@@ -288,7 +288,7 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 {
 	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
 	struct table_pos pos;
-	__u64 *word;
+	__u64 *word, w;
 	__u32 layer;
 	int try;
 	void *e;
@@ -302,9 +302,20 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 		e = bpf_map_lookup_elem(map, pos.lkey);
 		if (!e || layer >= cfg_layers)
 			return 0;
-		/* A word of the key's window generation: on another key's windows it counts nothing. */
-		word = lru_remote(e, v6);
-		WRITE_ONCE(word[layer & (XDP_RL_MAX_LAYERS - 1)], rq->count);
+		/*
+		 * A word of the key's window generation: on another key's
+		 * windows it counts nothing. Written only while the element
+		 * holds the key, by a swap from the word read before that check:
+		 * if the kernel gives the element away meanwhile, its copy
+		 * rewrites the word, and the swap fails (or, on a word the copy
+		 * left as it was, lands tagged with a generation the new key's
+		 * windows never have: E1).
+		 */
+		word = lru_remote(e, v6) + (layer & (XDP_RL_MAX_LAYERS - 1));
+		w = READ_ONCE(*word);
+		if (!lru_holds(e, v6, &pos))
+			return 0;
+		__sync_val_compare_and_swap(word, w, rq->count);
 		return 1;
 	}
 	for (try = 0; try < 2; try++) {

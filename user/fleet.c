@@ -644,7 +644,9 @@ static void write_remote(struct fleet *f, struct fleet_entry *e)
 	if (t < XDP_RL_T_SHARED && f->t[t].lru) {
 		/*
 		 * The word is in the key's element: the program writes it there
-		 * (bpf/admin.h), found by key, so never into another key's. A
+		 * (bpf/admin.h), found by key and swapped in only while the
+		 * element still holds it (a word an element given away meanwhile
+		 * kept names a generation its new key never has). A
 		 * word of a window since over names a generation no later window
 		 * has (bpf/lru.h, E1): it counts nothing.
 		 */
