@@ -219,10 +219,22 @@ static __always_inline long lru_insert(void *map, const int v6, __u32 t,
 
 	if (!v)
 		return -1;
-	r = bpf_map_update_elem(map, pos->lkey, v, BPF_NOEXIST);
-	if (r == -LRU_EEXIST)
+	/*
+	 * The key is the value's first words (lru_value). Taken from there,
+	 * not from @pos: that is a global function's argument, memory, which
+	 * the verifier of Linux 6.1 refuses as a map key (later ones take it),
+	 * and a copy on the stack would cost the insert's frame 24 bytes
+	 * (scripts/check-stack.py).
+	 */
+	r = bpf_map_update_elem(map, v, v, BPF_NOEXIST);
+	/*
+	 * Compared as an int: before Linux 6.4 the map's update returned an
+	 * int through a helper that returns a long, and an error reaches the
+	 * program with its upper 32 bits 0 (-EEXIST as 4294967279).
+	 */
+	if ((int)r == -LRU_EEXIST)
 		return 0;
-	if (r)
+	if ((int)r)
 		return -1;
 	return INSERT_NEW | (lru_added(t) ? INSERT_EVICTED : 0);
 }
