@@ -123,10 +123,16 @@ $(warning this kernel ($(KERNEL_RELEASE)) is older than $(KERNEL_MIN): xdp-rl bu
 endif
 endif
 
-$(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) include/xdp_rl.h | $(DEPS_OK)
+# The object is checked against the stack the oldest supported verifier
+# allows a chain of calls (scripts/check-stack.py): a program that fits on
+# a newer kernel only is refused here, not by Linux 6.1 at load.
+LLVM_OBJDUMP ?= $(call tool,llvm-objdump llvm-objdump-14)
+
+$(BPF_OBJ): $(BPF_SRC) $(wildcard bpf/*.h) include/xdp_rl.h scripts/check-stack.py | $(DEPS_OK)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)LLVM_OBJDUMP=$(LLVM_OBJDUMP) $(PYTHON) scripts/check-stack.py $@
 
 $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)

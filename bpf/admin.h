@@ -133,9 +133,20 @@ static __always_inline struct xdp_rl_slot *admin_close_key(void *bk1, void *bk2,
 	return s;
 }
 
+/* admin_key: the key's slot went to another key under the request: look again. */
+#define ADMIN_AGAIN 2
+
+/* Whether request @rq gives its key a slot when it has none: a charge, a reset to a count. */
+static __always_inline int admin_inserts(const struct xdp_rl_admin *rq)
+{
+	return rq->op == XDP_RL_ADMIN_CHARGE || rq->count;
+}
+
 /*
- * RESET and CHARGE of a key in table @t (@map, @v6 constants). Returns
- * the request's result.
+ * RESET and CHARGE of a key in table @t of the bucket table (@map, @v6
+ * constants), once its slot was given (admin_slot). Returns the request's
+ * result, or ADMIN_AGAIN if the key has no slot (now) where the request
+ * gives it one, or its slot went to another key under the request.
  */
 static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const int t, const int v6,
 				     const struct window_clock *clk, struct xdp_rl_stats *st)
@@ -148,74 +159,87 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	struct charge ch;
 	void *bk1, *bk2;
 	__u64 opened = 0;
-	int i, try, op;
+	int i, op;
 	long at;
 
 	pos.tick = clock_ticks();
 	pos.now = clk->now;
 	pos.pad = 0;
 	table_pos(&pos, &key, v6, rq->lsid, t);
-	for (try = 0; try < 2; try++) {
-		at = table_find(map, v6, &key, &pos);
-		if (at < 0 && (rq->op == XDP_RL_ADMIN_CHARGE || rq->count)) {
-			at = table_insert(t, &key, &pos, st);
-			if (at < 0)
-				return -1;
-		}
-		if (at < 0)
-			return 0;
-		s = buckets_slot(map, v6, at);
-		if (!s)
-			return -1;
-		w = slot_states(s, v6);
-		if (rq->op == XDP_RL_ADMIN_CHARGE) {
-			/* As a packet charges, without the limit check (layers.h). */
-			ch.held_from = 0;
-			ch.held_to = 0;
+	at = table_find(map, v6, &key, &pos);
+	if (at < 0)
+		return admin_inserts(rq) ? ADMIN_AGAIN : 0;
+	s = buckets_slot(map, v6, at);
+	if (!s)
+		return -1;
+	w = slot_states(s, v6);
+	if (rq->op == XDP_RL_ADMIN_CHARGE) {
+		/* As a packet charges, without the limit check (layers.h). */
+		ch.held_from = 0;
+		ch.held_to = 0;
 #pragma unroll
-			for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-				if (!admin_layer(rq, i, cfg_layers))
-					continue;
-				op = 0;
-				window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op,
-					   &ch.gens[i], NULL);
-				opened += op;
-				ch.held_to = i + 1;
-			}
-			st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-			if (READ_ONCE(s->tag) != pos.tag) {
-				layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
-				continue; /* the slot passed to another key: again */
-			}
-			slot_touch(s, pos.tick);
-			return 1;
+		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+			if (!admin_layer(rq, i, cfg_layers))
+				continue;
+			op = 0;
+			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], NULL);
+			opened += op;
+			ch.held_to = i + 1;
 		}
-		bk1 = bpf_map_lookup_elem(map, &pos.b1);
-		bk2 = bpf_map_lookup_elem(map, &pos.b2);
-		lk = bpf_map_lookup_elem(&locks, &pos.lock);
-		if (!bk1 || !bk2 || !lk)
-			return -1;
-		s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq);
-		if (!s)
-			continue; /* it lost its slot meanwhile */
-		if (rq->count) {
-			w = slot_states(s, v6);
-#pragma unroll
-			for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-				if (!admin_layer(rq, i, cfg_layers))
-					continue;
-				/* Its start, now: as a turnover's, read after the swap. */
-				__sync_val_compare_and_swap(
-					&w[i].start_gen, READ_ONCE(w[i].start_gen),
-					window_start_now(
-						clk, rq->window_ns[i],
-						xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
-			}
-			slot_touch(s, pos.tick);
+		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
+		if (READ_ONCE(s->tag) != pos.tag) {
+			layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
+			return ADMIN_AGAIN; /* the slot passed to another key */
 		}
+		slot_touch(s, pos.tick);
 		return 1;
 	}
-	return 0;
+	bk1 = bpf_map_lookup_elem(map, &pos.b1);
+	bk2 = bpf_map_lookup_elem(map, &pos.b2);
+	lk = bpf_map_lookup_elem(&locks, &pos.lock);
+	if (!bk1 || !bk2 || !lk)
+		return -1;
+	s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq);
+	if (!s)
+		return ADMIN_AGAIN; /* it lost its slot meanwhile */
+	if (rq->count) {
+		w = slot_states(s, v6);
+#pragma unroll
+		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+			if (!admin_layer(rq, i, cfg_layers))
+				continue;
+			/* Its start, now: as a turnover's, read after the swap. */
+			__sync_val_compare_and_swap(
+				&w[i].start_gen, READ_ONCE(w[i].start_gen),
+				window_start_now(clk, rq->window_ns[i],
+						 xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
+		}
+		slot_touch(s, pos.tick);
+	}
+	return 1;
+}
+
+/*
+ * Give the key of request @rq a slot in table @t of the bucket table
+ * (@map, @v6 constants) unless it has one: 0, or -1 if none could be had.
+ * In the admin program itself, whose frame is small, not in admin_key:
+ * that one's frame and table_insert's would pass the 512 bytes of stack a
+ * call chain may hold (scripts/check-stack.py).
+ */
+static __always_inline int admin_slot(const struct xdp_rl_admin *rq, void *map, const int t,
+				      const int v6, const struct window_clock *clk,
+				      struct xdp_rl_stats *st)
+{
+	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
+	struct table_pos pos;
+
+	pos.tick = clock_ticks();
+	pos.now = clk->now;
+	pos.pad = 0;
+	table_pos(&pos, &key, v6, rq->lsid, t);
+	if (table_find(map, v6, &key, &pos) >= 0)
+		return 0;
+	return table_insert(t, &key, &pos, st) < 0 ? -1 : 0;
 }
 
 /*
@@ -371,7 +395,8 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
  * (`reset --all`, and the layers a limit stopped using), each under its
  * own key's lock. Returns how many live slots it closed.
  */
-static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, const int v6)
+static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, const int t,
+					const int v6)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
 	struct xdp_rl_key6 *k6;
@@ -458,21 +483,28 @@ static __always_inline long lru_close_one(void *value, struct lru_close *c, cons
 	return 0;
 }
 
-static long lru_close4(void *map, const void *key, void *value, void *ctx)
+/* The callbacks' types as the kernel's are (Linux 6.1 checks the first: a map). */
+struct bpf_map;
+
+static long lru_close4(struct bpf_map *map, const void *key, void *value, void *ctx)
 {
 	return lru_close_one(value, ctx, xdp_rl_lru_head(0));
 }
 
-static long lru_close6(void *map, const void *key, void *value, void *ctx)
+static long lru_close6(struct bpf_map *map, const void *key, void *value, void *ctx)
 {
 	return lru_close_one(value, ctx, xdp_rl_lru_head(1));
 }
 
 /*
  * CLOSE_BUCKET of an LRU table: close the request's layers of every key's
- * windows. Returns how many keys had a window closed.
+ * windows in table @t (@map, @v6 constants). Returns how many keys had a
+ * window closed. Out of line, one function per table (ADMIN_OPS below):
+ * the verifier of Linux 6.1 refuses a bpf_for_each_map_elem call that
+ * several maps reach ("tail_call abusing map_ptr").
  */
-static __always_inline int admin_lru_close(struct xdp_rl_admin *rq, void *map, const int v6)
+static __always_inline int admin_lru_close(struct xdp_rl_admin *rq, void *map, const int t,
+					   const int v6)
 {
 	struct lru_close c = { rq->from, rq->to, 0, 0 };
 
@@ -504,81 +536,126 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
 	return 1;
 }
 
+/*
+ * Each request's work, out of line, one global function per request kind
+ * and table (the maps constants in each, for the verifier): the admin
+ * program only dispatches, and gives a key a slot (admin_slot) before
+ * admin_key changes it, so that no chain of calls holds both admin_key's
+ * frame and table_insert's (the 512 bytes of stack a chain may hold:
+ * scripts/check-stack.py). Each reads the request from the frame again (a
+ * global function takes the context, not a pointer into the packet), and
+ * reads the clock itself.
+ */
+#define ADMIN_OP(name, table, call)                                 \
+	__noinline int name(struct xdp_md *ctx)                     \
+	{                                                           \
+		struct xdp_rl_admin *rq = (void *)(long)ctx->data;  \
+		struct window_clock clk;                            \
+		struct xdp_rl_config *cfg;                          \
+		struct xdp_rl_stats *st;                            \
+		__u32 zero = 0;                                     \
+                                                                    \
+		if (!ADMIN_FOR(table))                              \
+			return -1;                                  \
+		if ((void *)(rq + 1) > (void *)(long)ctx->data_end) \
+			return -1;                                  \
+		cfg = bpf_map_lookup_elem(&config, &zero);          \
+		st = bpf_map_lookup_elem(&stats, &zero);            \
+		if (!cfg || !st)                                    \
+			return -1;                                  \
+		clock_setup(&clk, clock_ticks(), live_of(cfg));     \
+		return call;                                        \
+	}
+/*
+ * Whether the loaded table is one a request kind's work is for: @table
+ * BUCKETS, LRU, or ANY. The verifier checks every global function, called
+ * or not (before Linux 6.8), so the other table's work must end at once,
+ * where cfg_table (a constant) prunes it: its maps are of the other kind.
+ */
+#define ADMIN_FOR(table)  ADMIN_FOR_##table
+#define ADMIN_FOR_ANY	  1
+#define ADMIN_FOR_BUCKETS (!table_lru())
+#define ADMIN_FOR_LRU	  table_lru()
+/* The four tables' versions of a request kind's work. */
+#define ADMIN_OPS(kind, table, ...)                                             \
+	ADMIN_OP(kind##_src4, table, kind(rq, &src4, T_SRC4, 0, ##__VA_ARGS__)) \
+	ADMIN_OP(kind##_src6, table, kind(rq, &src6, T_SRC6, 1, ##__VA_ARGS__)) \
+	ADMIN_OP(kind##_agg4, table, kind(rq, &agg4, T_AGG4, 0, ##__VA_ARGS__)) \
+	ADMIN_OP(kind##_agg6, table, kind(rq, &agg6, T_AGG6, 1, ##__VA_ARGS__))
+ADMIN_OPS(admin_slot, BUCKETS, &clk, st)
+ADMIN_OPS(admin_key, BUCKETS, &clk, st)
+ADMIN_OPS(admin_bucket, BUCKETS)
+ADMIN_OPS(admin_remote, BUCKETS)
+ADMIN_OPS(admin_lru_key, LRU, &clk, st)
+ADMIN_OPS(admin_lru_close, LRU)
+ADMIN_OP(admin_shared_op, ANY, admin_shared(rq, &clk, st))
+#undef ADMIN_OPS
+#undef ADMIN_OP
+
+/* One request kind's work on the request's table: r, or -1 for a table it does not take. */
+#define ADMIN_ON_TABLE(kind, r)                   \
+	switch (rq->table) {                      \
+	case T_SRC4: r = kind##_src4(ctx); break; \
+	case T_SRC6: r = kind##_src6(ctx); break; \
+	case T_AGG4: r = kind##_agg4(ctx); break; \
+	case T_AGG6: r = kind##_agg6(ctx); break; \
+	default: r = -1;                          \
+	}
+
 SEC("xdp")
 int admin(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct xdp_rl_admin *rq = data;
-	struct window_clock clk;
-	struct xdp_rl_config *cfg;
-	struct xdp_rl_stats *st;
-	__u32 zero = 0;
-	int r = -1;
+	int r = -1, try;
 
 	/* The request is read in place, in the frame: a copy would not fit the stack. */
 	if ((void *)(rq + 1) > data_end)
 		return XDP_ABORTED;
-	cfg = bpf_map_lookup_elem(&config, &zero);
-	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!cfg || !st)
-		goto done;
-	clock_setup(&clk, clock_ticks(), live_of(cfg));
-	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET && table_lru()) {
-		switch (rq->table) {
-		case T_SRC4: r = admin_lru_close(rq, &src4, 0); break;
-		case T_SRC6: r = admin_lru_close(rq, &src6, 1); break;
-		case T_AGG4: r = admin_lru_close(rq, &agg4, 0); break;
-		case T_AGG6: r = admin_lru_close(rq, &agg6, 1); break;
+	switch (rq->op) {
+	case XDP_RL_ADMIN_CLOSE_BUCKET:
+		if (table_lru()) {
+			ADMIN_ON_TABLE(admin_lru_close, r);
+		} else {
+			ADMIN_ON_TABLE(admin_bucket, r);
 		}
-		goto done;
-	}
-	if (rq->op == XDP_RL_ADMIN_CLOSE_BUCKET) {
-		switch (rq->table) {
-		case T_SRC4: r = admin_bucket(rq, &src4, 0); break;
-		case T_SRC6: r = admin_bucket(rq, &src6, 1); break;
-		case T_AGG4: r = admin_bucket(rq, &agg4, 0); break;
-		case T_AGG6: r = admin_bucket(rq, &agg6, 1); break;
+		break;
+	case XDP_RL_ADMIN_REMOTE:
+		if (table_lru()) {
+			ADMIN_ON_TABLE(admin_lru_key, r);
+		} else {
+			ADMIN_ON_TABLE(admin_remote, r);
 		}
-		goto done;
-	}
-	if (rq->op == XDP_RL_ADMIN_REMOTE && !table_lru()) {
-		switch (rq->table) {
-		case T_SRC4: r = admin_remote(rq, &src4, T_SRC4, 0); break;
-		case T_SRC6: r = admin_remote(rq, &src6, T_SRC6, 1); break;
-		case T_AGG4: r = admin_remote(rq, &agg4, T_AGG4, 0); break;
-		case T_AGG6: r = admin_remote(rq, &agg6, T_AGG6, 1); break;
-		}
-		goto done;
-	}
-	if (rq->op != XDP_RL_ADMIN_RESET && rq->op != XDP_RL_ADMIN_CHARGE &&
-	    rq->op != XDP_RL_ADMIN_REMOTE)
-		goto done;
-	if (table_lru()) {
-		switch (rq->table) {
-		case T_SRC4: r = admin_lru_key(rq, &src4, T_SRC4, 0, &clk, st); break;
-		case T_SRC6: r = admin_lru_key(rq, &src6, T_SRC6, 1, &clk, st); break;
-		case T_AGG4: r = admin_lru_key(rq, &agg4, T_AGG4, 0, &clk, st); break;
-		case T_AGG6: r = admin_lru_key(rq, &agg6, T_AGG6, 1, &clk, st); break;
-		case T_SHARED:
-			if (rq->op != XDP_RL_ADMIN_REMOTE)
-				r = admin_shared(rq, &clk, st);
+		break;
+	case XDP_RL_ADMIN_RESET:
+	case XDP_RL_ADMIN_CHARGE:
+		if (rq->table == T_SHARED) {
+			r = admin_shared_op(ctx);
 			break;
 		}
-		goto done;
-	}
-	if (rq->op == XDP_RL_ADMIN_REMOTE)
-		goto done;
-	switch (rq->table) {
-	case T_SRC4: r = admin_key(rq, &src4, T_SRC4, 0, &clk, st); break;
-	case T_SRC6: r = admin_key(rq, &src6, T_SRC6, 1, &clk, st); break;
-	case T_AGG4: r = admin_key(rq, &agg4, T_AGG4, 0, &clk, st); break;
-	case T_AGG6: r = admin_key(rq, &agg6, T_AGG6, 1, &clk, st); break;
-	case T_SHARED: r = admin_shared(rq, &clk, st); break;
+		if (table_lru()) {
+			ADMIN_ON_TABLE(admin_lru_key, r);
+			break;
+		}
+		/* The bucket table: a slot given if the request gives one, then the change. */
+		for (try = 0; try < 2; try++) {
+			if (admin_inserts(rq)) {
+				ADMIN_ON_TABLE(admin_slot, r);
+				if (r < 0)
+					goto done;
+			}
+			ADMIN_ON_TABLE(admin_key, r);
+			if (r != ADMIN_AGAIN)
+				goto done;
+		}
+		r = 0;
+		break;
 	}
 done:
 	rq->result = r;
 	return XDP_PASS;
 }
+#undef ADMIN_ON_TABLE
 
 #endif /* XDP_RL_ADMIN_H */

@@ -142,6 +142,26 @@ static __always_inline __u64 mask_below(__u64 a, __u64 b)
 }
 
 /*
+ * Slot @j (below XDP_RL_BUCKET_SLOTS, not a constant) of bucket @bk, whose
+ * slots are @size bytes: the offset j * size made of masks and adds. The
+ * verifier of Linux 6.1 follows the bounds of a register through a
+ * multiplication only when the other operand is a constant in the
+ * instruction; `size` is a constant only to the verifier (cfg_layers), so
+ * clang may emit `size *= j`, whose result 6.1 takes for unbounded, and a
+ * map pointer plus an unbounded number is refused. AND and ADD with a
+ * register source are bounded on every kernel, whatever the operands' order.
+ */
+static __always_inline struct xdp_rl_slot *bucket_slot(void *bk, __u32 j, __u32 size)
+{
+	__u32 b0 = -(j & 1), b1 = -((j >> 1) & 1);
+
+	_Static_assert(XDP_RL_BUCKET_SLOTS == 4, "bucket_slot() takes two bits of the slot");
+	barrier_var(b0);
+	barrier_var(b1);
+	return bk + ((size & b0) + ((size << 1) & b1));
+}
+
+/*
  * Match @key against the slots of bucket @bk: returns all ones if one holds
  * it, with its index in *at. A key is in at most one slot of its two
  * buckets (inserts look under the lock), so matches can be summed.
@@ -203,7 +223,8 @@ static __always_inline struct xdp_rl_slot *buckets_slot(void *map, const int v6,
 
 	if (!bk)
 		return NULL;
-	return bk + (at_index(at) % XDP_RL_BUCKET_SLOTS) * xdp_rl_slot_size(v6, cfg_layers);
+	return bucket_slot(bk, at_index(at) % XDP_RL_BUCKET_SLOTS,
+			   xdp_rl_slot_size(v6, cfg_layers));
 }
 
 /*
@@ -329,7 +350,8 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		if (best == RANK_NEVER)
 			break; /* all eight are being taken by other inserts */
 		vj &= 2 * XDP_RL_BUCKET_SLOTS - 1;
-		s = (vj < XDP_RL_BUCKET_SLOTS ? bk1 : bk2) + (vj % XDP_RL_BUCKET_SLOTS) * size;
+		s = bucket_slot(vj < XDP_RL_BUCKET_SLOTS ? bk1 : bk2, vj % XDP_RL_BUCKET_SLOTS,
+				size);
 		/* 1: claim it; a racing insert of another key may have been first. */
 		if (__sync_val_compare_and_swap(&s->tag, vtag, busy) != vtag)
 			continue;
@@ -338,7 +360,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 			if ((__u32)i >= cfg_layers)
 				break;
-			window_close(&vst[i], 0);
+			window_close_in(&vst[i], 0, 0); /* a bucket table's */
 		}
 		if (v6) {
 			k6 = (void *)(s + 1);

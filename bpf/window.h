@@ -149,12 +149,22 @@ __noinline __u64 lru_next_gen(__u64 g)
 	return n != g ? n : n % XDP_RL_GEN_MASK + 1;
 }
 
-static __always_inline __u64 window_next_gen(__u64 g)
+/*
+ * The same in a table of kind @lru: a constant where the caller knows the
+ * table (the bucket table's inserts), so that its code holds no call to
+ * lru_next_gen, whose frame would add to the chain's stack (check-stack.py).
+ */
+static __always_inline __u64 window_next_gen_in(__u64 g, const int lru)
 {
-	if (cfg_table != XDP_RL_TABLE_LRU)
+	if (!lru)
 		return (g + 1) & XDP_RL_GEN_MASK;
 	/* Out of line: what it keeps across the lookup stays off its callers' stacks. */
 	return lru_next_gen(g);
+}
+
+static __always_inline __u64 window_next_gen(__u64 g)
+{
+	return window_next_gen_in(g, cfg_table == XDP_RL_TABLE_LRU);
 }
 
 /*
@@ -190,7 +200,7 @@ __noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
  * key (table.h) and by `xdp-rl reset` (admin.h). @count: what the next
  * window holds (`reset --count`), 0 otherwise.
  */
-static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
+static __always_inline void window_close_in(struct xdp_rl_state *s, __u64 count, const int lru)
 {
 	__u64 c;
 	int i;
@@ -198,11 +208,16 @@ static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
 	for (i = 0; i < WINDOW_TRIES; i++) {
 		c = READ_ONCE(s->count_gen);
 		if (__sync_val_compare_and_swap(&s->count_gen, c,
-						(window_next_gen(xdp_rl_gen_of_count(c))
+						(window_next_gen_in(xdp_rl_gen_of_count(c), lru)
 						 << XDP_RL_COUNT_BITS) |
 							count) == c)
 			return;
 	}
+}
+
+static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
+{
+	window_close_in(s, count, cfg_table == XDP_RL_TABLE_LRU);
 }
 
 /*

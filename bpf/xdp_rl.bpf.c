@@ -47,14 +47,21 @@ struct packet {
 	struct l4 l4; /* read only when a selector is set (XDP_RL_F_SELECT) */
 };
 
-/* No rule matched (struct limit_out's rule). */
+/* No rule matched (limit_slow's rule). */
 #define NO_RULE (~0U)
 
-/* What the general path says beside its verdict. */
-struct limit_out {
-	__u32 rule;	    /* the id of the rule that matched, or NO_RULE */
-	__u32 lost_verdict; /* V_LOST: what the charge decided */
-};
+/*
+ * What an out-of-line step of the general path returns beside its verdict,
+ * in one number rather than through a pointer to the caller's stack (the
+ * chain from the program down to table_insert holds 512 bytes:
+ * scripts/check-stack.py): charge()'s V_LOST carries what the charge
+ * decided (bits 8-15); limit_slow4/6 return the id of the rule that
+ * matched (bits 32-63, NO_RULE if none).
+ */
+#define VERDICT(r)	((int)((r)&0xff))
+#define LOST_AS(d)	(V_LOST | (d) << 8)
+#define LOST_DECIDED(r) ((int)(((r) >> 8) & 0xff))
+#define RULE_OF(r)	((__u32)((__u64)(r) >> 32))
 
 static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_config *cfg)
 {
@@ -207,10 +214,10 @@ static __always_inline void new_source_give_back(__u64 gen)
 static __always_inline long source_new(const struct packet *p, const int v6, __u32 lsid,
 				       const struct xdp_rl_live *live,
 				       const struct window_clock *clk, struct table_pos *pos,
-				       struct xdp_rl_stats *st, int *verdict, int *agg)
+				       struct table_key *k, struct xdp_rl_stats *st, int *verdict,
+				       int *agg)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
-	struct table_key k = {};
 	__u64 gen = NEW_FREE;
 	long at;
 
@@ -237,24 +244,25 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		return -1;
 	}
 	st->c[XDP_RL_STAT_AGGREGATED]++;
-	if (!v6) {
-		k.k[0] = p->a[0] & bpf_htonl(0xffffff00);
-	} else {
-		k.k[0] = p->a[0];
-		k.k[1] = p->a[1] & bpf_htonl(0xffff0000);
-	}
-	table_pos(pos, &k, v6, lsid, ta);
+	k->k[0] = v6 ? p->a[0] : p->a[0] & bpf_htonl(0xffffff00);
+	k->k[1] = v6 ? p->a[1] & bpf_htonl(0xffff0000) : 0;
+	k->k[2] = 0;
+	k->k[3] = 0;
+	table_pos(pos, k, v6, lsid, ta);
 	*agg = 1;
-	at = table_find(table_map(ta), v6, &k, pos);
-	return at >= 0 ? at : table_add(ta, &k, pos, st);
+	at = table_find(table_map(ta), v6, k, pos);
+	return at >= 0 ? at : table_add(ta, k, pos, st);
 }
 
-/* Find the longest matching rule for the (unmasked) source address. */
+/*
+ * Find the longest matching rule for the (unmasked) source address. The
+ * IPv6 lookup key is made in @k6 (the request's, not on the stack).
+ */
 static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct xdp_rl_live *live,
-						     const struct packet *p)
+						     const struct packet *p,
+						     struct xdp_rl_rule_key6 *k6)
 {
 	struct xdp_rl_rule_key4 k4;
-	struct xdp_rl_rule_key6 k6;
 
 	if (!v6) {
 		if (!live->nrules4)
@@ -265,9 +273,9 @@ static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct 
 	}
 	if (!live->nrules6)
 		return NULL;
-	k6.prefixlen = 128;
-	__builtin_memcpy(k6.addr, p->a, sizeof(k6.addr));
-	return bpf_map_lookup_elem(&rules6, &k6);
+	k6->prefixlen = 128;
+	__builtin_memcpy(k6->addr, p->a, sizeof(k6->addr));
+	return bpf_map_lookup_elem(&rules6, k6);
 }
 
 /*
@@ -284,6 +292,15 @@ struct charge_req {
 	__u32 n;	/* layers in force */
 	__u64 fresh[2]; /* an LRU table: the key's fresh windows (table.h's entry_fresh) */
 	struct xdp_rl_layers_limits lim; /* the first n: the limits charged under */
+	/*
+	 * Lookup keys, here rather than on the general path's stack (its
+	 * chain down to table_insert holds 512 bytes: scripts/check-stack.py):
+	 * the IPv6 rule's, then (once the rule is found) the aggregate's.
+	 */
+	union {
+		struct xdp_rl_rule_key6 rule6;
+		struct table_key agg;
+	};
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
@@ -292,17 +309,17 @@ _Static_assert(sizeof(struct charge) <= SCRATCH_SIZE, "struct charge outgrew scr
 /*
  * Charge the windows at @r->at in table @r->t (a --shared rule's budget for
  * T_SHARED) under the first @r->n layers of @lim. Returns V_PASS or V_LIMIT;
- * or V_LOST, with the charge taken back and what it decided in *decided, if
- * the entry passed to another key meanwhile (table.h); or, for an LRU table
+ * or LOST_AS(what it decided), with the charge taken back, if the entry
+ * passed to another key meanwhile (table.h); or, for an LRU table
  * (@lru), V_ABSENT if the key has no element. Compiled once per table kind
  * (charge, charge_lru), each the verifier checks once, not once for every
  * path of the general path.
  */
-static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_stats *st,
-				     __u32 *decided, const int lru, const int fam)
+static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, const int fam)
 {
-	__u32 room = cfg_layers, id = 0, v6 = 0, c = SCRATCH_CHARGE;
+	__u32 room = cfg_layers, id = 0, v6 = 0, c = SCRATCH_CHARGE, q = SCRATCH_REQ;
 	const struct xdp_rl_layers_limits *lim;
+	const struct charge_req *r;
 	struct xdp_rl_state *s = NULL;
 	__u64 opened = 0, gen;
 	struct where wh = {};
@@ -310,8 +327,14 @@ static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_s
 	void *e = NULL;
 	int pass, j;
 
+	/*
+	 * The request is looked up here, not passed: a global function's
+	 * pointer argument is memory, which the verifier of Linux 6.1 does not
+	 * take as a map key (r->pos.lkey), and a map value it does.
+	 */
+	r = bpf_map_lookup_elem(&scratch, &q);
 	ch = bpf_map_lookup_elem(&scratch, &c);
-	if (!r || !st || !decided || !ch)
+	if (!r || !st || !ch)
 		return V_PASS;
 	lim = &r->lim;
 	/* The other table's entries are never charged here (the verifier prunes them). */
@@ -348,10 +371,8 @@ static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_s
 	/* A window with no budget left refuses the packet on a read (hot.h). */
 	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
 	if (j >= 0) {
-		if (e && !entry_holds(e, v6, &r->pos, lru)) {
-			*decided = V_LIMIT;
-			return V_LOST;
-		}
+		if (e && !entry_holds(e, v6, &r->pos, lru))
+			return LOST_AS(V_LIMIT);
 		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc, e && lru ? &r->pos : NULL);
 		if (e)
 			entry_touch(e, v6, r->pos.tick, lru);
@@ -366,8 +387,7 @@ static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_s
 		 * charged: the packet is as one no entry could be had for.
 		 */
 		layers_undo(s, ch, ch->held_from, ch->held_to, r->inc, room);
-		*decided = pass || ch->lost ? V_PASS : V_LIMIT;
-		return V_LOST;
+		return LOST_AS(pass || ch->lost ? V_PASS : V_LIMIT);
 	}
 	if (e)
 		entry_touch(e, v6, r->pos.tick, lru);
@@ -375,20 +395,20 @@ static __always_inline int charge_in(const struct charge_req *r, struct xdp_rl_s
 }
 
 /* The bucket table's keys, and --shared budgets (either table). */
-__noinline int charge(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+__noinline int charge(struct xdp_rl_stats *st)
 {
-	return charge_in(r, st, decided, 0, 0);
+	return charge_in(st, 0, 0);
 }
 
 /* An LRU table's IPv4 keys (src4, agg4), and its IPv6 keys (src6, agg6). */
-__noinline int charge_lru4(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+__noinline int charge_lru4(struct xdp_rl_stats *st)
 {
-	return charge_in(r, st, decided, 1, 4);
+	return charge_in(st, 1, 4);
 }
 
-__noinline int charge_lru6(const struct charge_req *r, struct xdp_rl_stats *st, __u32 *decided)
+__noinline int charge_lru6(struct xdp_rl_stats *st)
 {
-	return charge_in(r, st, decided, 1, 6);
+	return charge_in(st, 1, 6);
 }
 
 /*
@@ -401,8 +421,8 @@ __noinline int charge_lru6(const struct charge_req *r, struct xdp_rl_stats *st, 
  * own, and a chain of them may hold 512 bytes). @fresh_source: the key was
  * found to have no element in an LRU table (V_ABSENT): a new source.
  */
-static __always_inline int limit(const struct packet *p, const int v6, __u64 inc,
-				 struct limit_out *out, int fresh_source)
+static __always_inline int limit(const struct packet *p, const int v6, __u64 inc, __u32 *rule_id,
+				 int fresh_source)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
 	const struct xdp_rl_layer *lay;
@@ -424,14 +444,14 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	lay = live->layer;
 	req->n = live->nlayers;
 	lsid = live->lsid;
-	rule = rule_find(v6, live, p);
+	rule = rule_find(v6, live, p, &req->rule6);
 	/* A rule whose selector does not take the packet is as if it did not exist. */
 	if (rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&rule->select, &p->l4))
 		rule = NULL;
 	if (!rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&live->select, &p->l4))
 		return V_UNSELECTED;
 	if (rule) {
-		out->rule = rule->id;
+		*rule_id = rule->id;
 		if (rule->action == XDP_RL_RULE_ALLOW)
 			return V_ALLOW;
 		if (rule->action == XDP_RL_RULE_DENY)
@@ -468,7 +488,8 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	}
 	at = table_lru() ? -1 : table_find(table_map(ts), v6, &p->key, &req->pos);
 	if (at < 0) {
-		at = source_new(p, v6, lsid, live, &req->clk, &req->pos, st, &verdict, &agg);
+		at = source_new(p, v6, lsid, live, &req->clk, &req->pos, &req->agg, st, &verdict,
+				&agg);
 		if (at < 0)
 			return verdict;
 	}
@@ -483,20 +504,26 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
  * and the fast path around them stays small. A packet whose slot passed to
  * another key under it (V_LOST) is looked up once more by the caller.
  */
-__noinline int limit_slow4(const struct packet *p, __u64 inc, struct limit_out *out,
-			   int fresh_source)
+static __always_inline long limit_and_rule(const struct packet *p, const int v6, __u64 inc,
+					   int fresh_source)
 {
-	if (!p || !out)
-		return V_PASS;
-	return limit(p, 0, inc, out, fresh_source);
+	__u32 rule = NO_RULE;
+	int v;
+
+	if (!p)
+		return (long)((__u64)NO_RULE << 32) | V_PASS;
+	v = limit(p, v6, inc, &rule, fresh_source);
+	return (long)((__u64)rule << 32) | (__u32)v;
 }
 
-__noinline int limit_slow6(const struct packet *p, __u64 inc, struct limit_out *out,
-			   int fresh_source)
+__noinline long limit_slow4(const struct packet *p, __u64 inc, int fresh_source)
 {
-	if (!p || !out)
-		return V_PASS;
-	return limit(p, 1, inc, out, fresh_source);
+	return limit_and_rule(p, 0, inc, fresh_source);
+}
+
+__noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
+{
+	return limit_and_rule(p, 1, inc, fresh_source);
 }
 
 /*
@@ -603,23 +630,22 @@ int clock_sync(struct xdp_md *ctx)
 /* The general path, and once more if the source's slot passed to another under it. */
 /* The general path's look (limit) and its charge, for a key in a table of @v6's family. */
 static __always_inline int limit_charge(const struct packet *p, const int v6, __u64 inc,
-					struct limit_out *out, struct xdp_rl_stats *st,
-					int fresh_source)
+					__u32 *rule, struct xdp_rl_stats *st, int fresh_source)
 {
 	struct charge_req *req;
 	__u32 zero = SCRATCH_REQ;
-	int v;
+	long r;
 
-	v = v6 ? limit_slow6(p, inc, out, fresh_source) : limit_slow4(p, inc, out, fresh_source);
-	if (v != V_CHARGE)
-		return v;
+	r = v6 ? limit_slow6(p, inc, fresh_source) : limit_slow4(p, inc, fresh_source);
+	*rule = RULE_OF(r);
+	if (VERDICT(r) != V_CHARGE)
+		return VERDICT(r);
 	req = bpf_map_lookup_elem(&scratch, &zero);
 	if (!req)
 		return V_PASS;
 	if (!table_lru() || req->t == T_SHARED)
-		return charge(req, st, &out->lost_verdict);
-	return v6 ? charge_lru6(req, st, &out->lost_verdict) :
-		    charge_lru4(req, st, &out->lost_verdict);
+		return charge(st);
+	return v6 ? charge_lru6(st) : charge_lru4(st);
 }
 
 /*
@@ -627,30 +653,29 @@ static __always_inline int limit_charge(const struct packet *p, const int v6, __
  * under it (V_LOST). With an LRU table, a key the first look finds without
  * an element (V_ABSENT) is a new source, looked at again as one.
  */
-static __always_inline int limit_slow(const struct packet *p, const int v6, __u64 inc,
-				      struct limit_out *out, struct xdp_rl_stats *st)
+static __always_inline int limit_slow(const struct packet *p, const int v6, __u64 inc, __u32 *rule,
+				      struct xdp_rl_stats *st)
 {
-	int v, try;
+	int v, try, decided = V_PASS;
 
 	for (try = 0; try < 2; try++) {
-		v = limit_charge(p, v6, inc, out, st, 0);
+		v = limit_charge(p, v6, inc, rule, st, 0);
 		if (v == V_ABSENT) {
-			v = limit_charge(p, v6, inc, out, st, 1);
-			if (v == V_ABSENT) {
-				/* Given an element and losing it at once: as a slot lost under it. */
-				out->lost_verdict = V_PASS;
-				v = V_LOST;
-			}
+			v = limit_charge(p, v6, inc, rule, st, 1);
+			/* Given an element and losing it at once: as a slot lost under it. */
+			if (v == V_ABSENT)
+				v = LOST_AS(V_PASS);
 		}
-		if (v != V_LOST)
+		if (VERDICT(v) != V_LOST)
 			return v;
+		decided = LOST_DECIDED(v);
 	}
 	/*
 	 * Lost twice: the source could not be tracked. It gets what its
 	 * charge decided, counted as a table error: refused if refused.
 	 */
 	st->c[XDP_RL_STAT_TABLE_ERRORS]++;
-	return out->lost_verdict;
+	return decided;
 }
 
 SEC("xdp")
@@ -660,7 +685,7 @@ int xdp_rl(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct cursor c = { .pos = data, .end = data_end };
 	__u64 len = data_end - data, inc = cfg_bytes ? len : 1;
-	struct limit_out out = { .rule = NO_RULE };
+	__u32 rule = NO_RULE;
 	struct xdp_rl_rule_hits *hits = NULL;
 	const struct xdp_rl_live *live;
 	struct xdp_rl_config *cfg;
@@ -688,7 +713,7 @@ int xdp_rl(struct xdp_md *ctx)
 			if (v == V_SLOW)
 				v = limit_fast(&p, 0, live, inc);
 			if (v == V_SLOW)
-				v = limit_slow(&p, 0, inc, &out, st);
+				v = limit_slow(&p, 0, inc, &rule, st);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &a6) < 0) {
@@ -703,7 +728,7 @@ int xdp_rl(struct xdp_md *ctx)
 			if (v == V_SLOW)
 				v = limit_fast(&p, 1, live, inc);
 			if (v == V_SLOW)
-				v = limit_slow(&p, 1, inc, &out, st);
+				v = limit_slow(&p, 1, inc, &rule, st);
 		}
 	} else {
 		st->c[XDP_RL_STAT_NOT_IP]++;
@@ -714,8 +739,8 @@ int xdp_rl(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	if (out.rule != NO_RULE) {
-		hits = bpf_map_lookup_elem(&rule_hits, &out.rule);
+	if (rule != NO_RULE) {
+		hits = bpf_map_lookup_elem(&rule_hits, &rule);
 		if (hits)
 			hits->packets++;
 	}

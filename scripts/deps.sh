@@ -9,9 +9,10 @@
 # `make demo` and `make lint` run this first (see HACKING.md).
 set -euo pipefail
 
-# What `make` needs to build build/xdp-rl and the unit tests.
+# What `make` needs to build build/xdp-rl and the unit tests (python3: the
+# BPF object's stack check, scripts/check-stack.py).
 BUILD_PKGS=(
-	make clang llvm gcc libc6-dev pkg-config
+	make clang llvm gcc libc6-dev pkg-config python3
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
 	libmicrohttpd-dev bpftool
 )
