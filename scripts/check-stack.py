@@ -71,10 +71,12 @@ def parse(obj):
                     funcs[cur]["calls"].add(callee)
             pending = None
             continue
-        m = re.match(r"^\s*(\d+):\s+((?:[0-9a-f]{2} )+)\s*(.*)$", line)
-        if not m or not cur:
+        # "   12:<TAB>bf a4 00 00 00 00 00 00<TAB>r4 = r10"
+        parts = line.split("\t")
+        m = re.match(r"^\s*(\d+):$", parts[0])
+        if not m or not cur or len(parts) < 3:
             continue
-        insn_no, raw, text = int(m.group(1)), m.group(2).split(), m.group(3)
+        insn_no, raw, text = int(m.group(1)), parts[1].split(), parts[2].strip()
         code, regs = int(raw[0], 16), int(raw[1], 16)
         src = regs >> 4
         imm = int.from_bytes(bytes(int(b, 16) for b in raw[4:8]), "little", signed=True)
