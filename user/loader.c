@@ -199,8 +199,14 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 		goto out;
 	}
 	if (xdp_rl__load(skel)) {
-		log_err("cannot load the XDP program into the kernel: %m%s",
-			log_level >= 2 ? "" : " (run 'xdp-rl -vv load ...' for libbpf's log)");
+		char floor[200];
+
+		e = errno;
+		skel_floor(floor, sizeof(floor));
+		errno = e;
+		log_err("cannot load the XDP program into the kernel: %m%s%s", floor,
+			*floor || log_level >= 2 ? "" :
+						    " (run 'xdp-rl -vv load ...' for libbpf's log)");
 		goto out;
 	}
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++)

@@ -2,6 +2,7 @@
 /* skel.c - the embedded XDP program, made ready to load (see skel.h). */
 #include <errno.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -233,4 +234,30 @@ int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live)
 	live->jiffies_base_ns =
 		(__s64)skel->bss->sync_coarse_ns - (__s64)(skel->bss->sync_jiffies * live->tick_ns);
 	return 0;
+}
+
+const char *skel_floor_text(const char *release, int has_helper, char *buf, size_t len)
+{
+	if (has_helper) {
+		snprintf(buf, len, "%s", "");
+		return buf;
+	}
+	snprintf(buf, len,
+		 ": this kernel (%s) has no bpf_ktime_get_tai_ns, which came in Linux %s: "
+		 "xdp-rl needs Linux %s or later",
+		 release, SKEL_KERNEL_MIN, SKEL_KERNEL_MIN);
+	return buf;
+}
+
+const char *skel_floor(char *buf, size_t len)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "%s", "?");
+	/* 1 if the helper is there, 0 if not; an error (< 0) says nothing: assume it is. */
+	return skel_floor_text(u.release,
+			       libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_ktime_get_tai_ns,
+						       NULL) != 0,
+			       buf, len);
 }

@@ -7,6 +7,8 @@
 #ifndef XDP_RL_SKEL_H
 #define XDP_RL_SKEL_H
 
+#include <stddef.h>
+
 #include "xdp_rl.h"
 
 struct xdp_rl;
@@ -54,5 +56,23 @@ extern __u32 skel_lru_flags;
  * precise clock.
  */
 int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live);
+
+/*
+ * The oldest kernel the program loads on: the newest helper it calls,
+ * bpf_ktime_get_tai_ns (the clock of --aligned windows), came in Linux 6.1.
+ * Tested there and on later kernels (make test-kernels).
+ */
+#define SKEL_KERNEL_MIN "6.1"
+
+/*
+ * After a failed load: what this kernel lacks that the program needs, in
+ * one clause for the error message (", this kernel (5.15.0-91) has no
+ * bpf_ktime_get_tai_ns: xdp-rl needs Linux 6.1 or later"), or "" if it has
+ * what was probed, and the refusal is something else (the verifier's log
+ * says what: -vv). skel_floor_text() is the same for a kernel @release that
+ * has the helper (@has_helper) or not.
+ */
+const char *skel_floor(char *buf, size_t len);
+const char *skel_floor_text(const char *release, int has_helper, char *buf, size_t len);
 
 #endif
