@@ -3,8 +3,10 @@
 # xdp-rl: one entry point.
 #   make            build build/xdp-rl (the BPF object is embedded); installs nothing
 #   make test       unit tables (BPF_PROG_TEST_RUN) on each source table and netns
-#                   end-to-end tests, then the unit tests again with SANITIZE=1,
-#                   then make lint
+#                   end-to-end tests, then the kernel matrix (make test-kernels),
+#                   the unit tests again with SANITIZE=1, then make lint
+#   make test-kernels  unit, model and e2e tests in each kernel of KERNELS
+#                   (default "6.1 6.12 running": Debian's, under qemu, and this one)
 #   make lint       clang-format check, scan-build, cppcheck, shellcheck, layers
 #   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
 #   make demo       a flood against a well-behaved source, in namespaces
@@ -55,7 +57,8 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all test unit unit-prog model-test e2e crash-test demo bench install uninstall clean \
+.PHONY: all test unit unit-prog model-test e2e crash-test test-kernels demo bench install \
+	uninstall clean \
 	deps lint lint-format lint-scan lint-cppcheck lint-shell lint-layers fuzz fuzz-build \
 	man check-man deb
 
@@ -93,7 +96,7 @@ all: $(BIN)
 # checks what it needs and stops, naming what is missing; it never installs.
 # The goals below run scripts/deps.sh first, which installs what is missing
 # (every package: build, tests, lint), as root.
-INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-% fuzz
+INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-% fuzz test-kernels
 ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
 DEPS_OK := deps
 else
@@ -211,6 +214,7 @@ $(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
 # the bucket table (conftest.py).
 test: unit e2e
 	$(Q)$(MAKE) --no-print-directory TABLE=lru unit-prog
+	$(Q)$(MAKE) --no-print-directory test-kernels
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
 endif
@@ -273,6 +277,20 @@ e2e: $(BIN) $(FAULT_BIN) $(PROMTOOL)
 # Every kill point of every change (make test kills a sample of them).
 crash-test: $(BIN) $(FAULT_BIN)
 	$(Q)$(E2E_ENV) XDP_RL_CRASH_ALL=1 $(PYTHON) -m pytest -q tests/e2e/test_crash.py
+
+# ---- make test-kernels (tests/kernels): the kernel matrix ----
+# In each kernel of KERNELS, the program's unit tests and the model test
+# (MODEL_SECONDS, default 5) on both tables, and the e2e tests marked
+# `kernels`; then a table, kernel x table x suite (build/kernels/summary).
+# A Debian series (6.1, 6.12) is the newest linux-image of it in the
+# archive, downloaded once into KERNELS_CACHE (~/.cache/xdp-rl/kernels)
+# and booted under qemu on this machine's root; "running" is this
+# machine's kernel. make test runs it.
+KERNELS ?= 6.1 6.12 running
+
+test-kernels: $(BIN) $(UNIT_BIN)
+	$(Q)KERNELS="$(KERNELS)" $(if $(MODEL_SECONDS),MODEL_SECONDS=$(MODEL_SECONDS)) \
+		tests/kernels/matrix.sh $(BUILD)
 
 demo: $(BIN)
 	$(Q)scripts/demo.sh $(BIN)
@@ -413,8 +431,8 @@ lint-cppcheck: | $(DEPS_OK)
 		-Iinclude -Iuser $$(git ls-files 'user/*.[ch]' 'tests/*.[ch]' 'include/*.h' ':!:*.bpf.c')
 
 lint-shell: | $(DEPS_OK)
-	$(call msg,SHCHECK,scripts/*.sh .ci/run completion/xdp-rl)
-	$(Q)$(SHELLCHECK) scripts/*.sh .ci/run completion/xdp-rl
+	$(call msg,SHCHECK,scripts/*.sh tests/kernels/*.sh .ci/run completion/xdp-rl)
+	$(Q)$(SHELLCHECK) scripts/*.sh tests/kernels/*.sh .ci/run completion/xdp-rl
 
 # No file of user/ includes command code unless it is a command; the bottom
 # layer includes nothing above it.

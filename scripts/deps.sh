@@ -28,6 +28,12 @@ RUN_PKGS=(
 	libclang-rt-dev
 	redis-server redis-tools nutcracker
 )
+# make test-kernels (tests/kernels): Debian's kernels booted under qemu, with
+# an initramfs of busybox (the static one: the initramfs has no libc) and
+# the modules 9p needs (kmod to read them, xz to unpack 6.12's).
+KERNEL_PKGS=(
+	qemu-system-x86 busybox-static cpio kmod xz-utils
+)
 # make deb (debian/): debhelper, and lintian, which the tests run on it.
 DEB_PKGS=(
 	debhelper dpkg-dev fakeroot lintian
@@ -57,7 +63,8 @@ if [ "$build" -eq 1 ]; then
 elif [ "$deb" -eq 1 ]; then
 	PKGS=("${BUILD_PKGS[@]}" "${DEB_PKGS[@]}")
 else
-	PKGS=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}" "${DEB_PKGS[@]}" "${DOC_PKGS[@]}" "${LINT_PKGS[@]}")
+	PKGS=("${BUILD_PKGS[@]}" "${RUN_PKGS[@]}" "${KERNEL_PKGS[@]}" "${DEB_PKGS[@]}"
+		"${DOC_PKGS[@]}" "${LINT_PKGS[@]}")
 fi
 
 missing=()

@@ -30,6 +30,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "table(name, ...): run the test on the tables named only (a test "
         "of what one table does of its own)")
+    config.addinivalue_line(
+        "markers", "kernels: in the subset make test-kernels runs in each kernel of the "
+        "matrix (tests/kernels): load, packets through a limit, set, rules, reset, "
+        "charge, unload")
 
 
 def pytest_generate_tests(metafunc):

@@ -46,6 +46,7 @@ def test_top_orders_by_count_and_trims(bed):
 
 
 @pytest.mark.both_tables
+@pytest.mark.kernels
 def test_reset_address_and_all(bed):
     a, b = "198.19.11.1", "198.19.11.2"
     limit = 10
@@ -219,6 +220,7 @@ def untimed(stats):
 
 
 @pytest.mark.both_tables
+@pytest.mark.kernels
 def test_second_load_fails_and_force_replaces(bed):
     src = "198.19.15.1"
     bed.nft_counters({src: f"ip saddr {src}"})
@@ -289,6 +291,8 @@ def test_failed_attach_changes_nothing(bed):
     assert bed.limiters() == before
 
 
+@pytest.mark.both_tables
+@pytest.mark.kernels
 def test_unload(bed):
     bed.load("--limit", 10, "--window", "60s")
     st = bed.status()

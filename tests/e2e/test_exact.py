@@ -90,6 +90,7 @@ def test_a_rule_added_over_an_open_window_starts_its_own(bed):
 
 # ---- reset, reset --count, charge -------------------------------------------------
 
+@pytest.mark.kernels
 def test_charge_and_reset_count_change_the_budget(bed):
     src = "198.19.54.1"
     counters(bed, src)

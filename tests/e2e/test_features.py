@@ -44,6 +44,7 @@ def test_layers_refused_packets_do_not_use_up_longer_layers(bed):
     assert st["max_layers"] == 2
 
 
+@pytest.mark.kernels
 def test_layers_take_back_a_refused_packets_earlier_charges(bed):
     """The second layer refuses: the first layer's charge for it is taken back."""
     src = "198.19.2.2"
@@ -91,6 +92,7 @@ def test_bad_layer_options_are_usage_errors(bed, args):
 
 # ---- per-prefix rules --------------------------------------------------------
 
+@pytest.mark.kernels
 def test_rules_allow_deny_own_and_shared(bed):
     srcs = {"free": "198.19.3.1", "banned": "198.19.3.129", "own1": "198.19.4.1",
             "own2": "198.19.4.2", "sh1": "198.19.5.1", "sh2": "198.19.5.2",
@@ -126,6 +128,7 @@ def test_rules_allow_deny_own_and_shared(bed):
     assert bed.status()["rules"] == 5
 
 
+@pytest.mark.kernels
 def test_rules_change_live_without_resetting_windows(bed):
     a, b = "198.19.8.1", "198.19.9.1"
     bed.nft_counters({a: saddr(a), b: saddr(b)})

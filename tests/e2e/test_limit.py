@@ -48,6 +48,7 @@ def check_get(bed, addr, key, count, limit, window_ms=WINDOW_MS, split=True):
     (["2001:2:0:a::1", "2001:2:0:b::1", "2001:2:0:c::1"],
      ["2001:2:0:a::/64", "2001:2:0:b::/64", "2001:2:0:c::/64"]),
 ], ids=["ipv4", "ipv6"])
+@pytest.mark.kernels
 def test_each_source_passes_exactly_limit(bed, srcs, keys):
     limit, extra = 20, 15
     bed.nft_counters(per_source_rules(srcs))
@@ -214,6 +215,7 @@ def test_dry_run_then_enforce_then_dry_run(bed):
     assert (st["passed"], st["dropped"], st["would_drop"]) == (10, 5, 20), st
 
 
+@pytest.mark.kernels
 def test_set_limit_applies_to_open_window(bed):
     src = "198.19.7.1"
     bed.nft_counters(per_source_rules([src]))
@@ -250,6 +252,7 @@ def test_set_without_options_is_usage_error(bed):
     assert bed.status() == before
 
 
+@pytest.mark.kernels
 def test_window_turnover(bed):
     """--window 1s: after the window ends the source passes `limit` again."""
     src = "198.19.8.1"
@@ -297,6 +300,7 @@ def test_aligned_window_ends_on_a_multiple_of_the_length(bed):
     assert lo <= g["expires_in_ms"] <= hi, (g, lo, hi)
 
 
+@pytest.mark.kernels
 def test_aligned_window_turnover(bed):
     src = "198.19.9.2"
     limit = 10
@@ -376,6 +380,7 @@ def test_generic_mode(bed):
     assert (st["passed"], st["dropped"]) == (2 * limit, 10), st
 
 
+@pytest.mark.kernels
 def test_exact_with_senders_on_two_cpus(bed):
     """Two senders pinned to two CPUs hit the same sources at once. XPS maps
     each sender's CPU to its own veth queue, so XDP runs on both CPUs at the

@@ -80,6 +80,8 @@ def fetch(ns, addr, port, timeout):
 
 # ---- a selector for one port ----------------------------------------------------
 
+@pytest.mark.both_tables
+@pytest.mark.kernels
 def test_a_port_selector_limits_its_port_and_passes_the_rest(bed):
     """--dport 8080: traffic to the service is limited; the server's own
     downloads (replies to connections it opened) pass untouched. Without the

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# What make test-kernels runs in each kernel of the matrix (in a vm.sh guest,
+# or on this machine for its own kernel), on each source table:
+#
+#   unit   build/test_prog without the model test (BPF_PROG_TEST_RUN tables)
+#   model  the model test for MODEL_SECONDS (default 5)
+#   e2e    the end-to-end tests marked `kernels` (pytest -m kernels): load,
+#          packets through a limit, set, rules, reset, charge, unload, in
+#          namespaces over veth
+#
+#   suite.sh BUILD OUT     BUILD: the build folder (build/xdp-rl, test_prog);
+#                          OUT: a folder for the logs and OUT/results, one
+#                          line per table and suite: TABLE SUITE pass|fail SUMMARY
+# Exit status: 0 if every suite passed.
+set -uo pipefail
+
+build=${1:?usage: suite.sh BUILD OUT}
+out=${2:?usage: suite.sh BUILD OUT}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tables=${KERNELS_TABLES:-buckets lru}
+mkdir -p "$out"
+results=$out/results
+: >"$results"
+echo "kernel $(uname -r)" >"$out/kernel"
+
+# record TABLE SUITE STATUS LOG SUMMARY
+record() {
+	printf '%s %s %s %s\n' "$1" "$2" "$3" "$4" >>"$results"
+	printf '%-8s %-6s %s  %s\n' "$1" "$2" "$3" "$4"
+}
+
+rc=0
+unit_names=$("$build/test_prog" --list | grep -vx model | tr '\n' ' ')
+for t in $tables; do
+	export XDP_RL_TEST_TABLE=$t XDP_RL_E2E_TABLE=$t
+	# shellcheck disable=SC2086
+	"$build/test_prog" $unit_names >"$out/unit-$t.log" 2>&1
+	s=$?
+	sum=$(grep -E '^[0-9]+ passed' "$out/unit-$t.log" | tail -n 1)
+	record "$t" unit "$([ $s -eq 0 ] && echo pass || echo fail)" "${sum:-no summary (exit $s)}"
+	[ $s -eq 0 ] || rc=1
+
+	XDP_RL_MODEL_SECONDS=${MODEL_SECONDS:-5} "$build/test_prog" model >"$out/model-$t.log" 2>&1
+	s=$?
+	sum=$(grep -E '^[0-9]+ passed' "$out/model-$t.log" | tail -n 1)
+	record "$t" model "$([ $s -eq 0 ] && echo pass || echo fail)" \
+		"${sum:-no summary (exit $s)}, ${MODEL_SECONDS:-5} s"
+	[ $s -eq 0 ] || rc=1
+
+	# The tests marked kernels, on this table (their ids name it).
+	XDP_RL_BUILD=$build /usr/bin/python3 -m pytest -p no:cacheprovider -q -rs -m kernels \
+		-k "$t" --rootdir "$root" "$root/tests/e2e" >"$out/e2e-$t.log" 2>&1
+	s=$?
+	sum=$(grep -E '(passed|failed|error|skipped)' "$out/e2e-$t.log" | tail -n 1 | tr -d '=' |
+		sed 's/^ *//; s/ in [0-9.]*s.*//')
+	# A skip is a failure here: every kernel of the matrix must run them.
+	case $sum in *skipped*) s=1 ;; esac
+	record "$t" e2e "$([ $s -eq 0 ] && echo pass || echo fail)" "${sum:-no summary (exit $s)}"
+	[ $s -eq 0 ] || rc=1
+done
+exit $rc
