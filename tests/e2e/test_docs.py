@@ -469,3 +469,26 @@ def test_completion_interfaces_of_the_namespace(privileged):
         assert got[3] == {link + "a", link + "b"}
     finally:
         run(["ip", "netns", "del", ns])
+
+
+def test_the_kernel_floor_and_the_tested_kernels_are_stated_as_built():
+    """README and the man page give the kernel floor the CLI checks
+    (SKEL_KERNEL_MIN, user/skel.h), and README's table names every kernel
+    of the matrix make test runs (the Makefile's KERNELS)."""
+    with open(os.path.join(ROOT, "user", "skel.h")) as f:
+        floor = re.search(r'#define SKEL_KERNEL_MIN "([0-9.]+)"', f.read()).group(1)
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        kernels = re.search(r"^KERNELS \?= (.*)$", f.read(), re.M).group(1).split()
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    with open(MAN_SRC) as f:
+        man = f.read()
+    assert f"xdp-rl needs Linux {floor} or later" in readme, \
+        f"README.md: say 'xdp-rl needs Linux {floor} or later' (user/skel.h)"
+    assert f"Linux {floor} or later" in man, \
+        f"doc/xdp-rl.8.scd: REQUIREMENTS must say 'Linux {floor} or later'"
+    assert floor in kernels, f"Makefile: KERNELS must test the floor, {floor}"
+    rows = [line for line in readme.splitlines() if line.startswith("| `")]
+    for k in kernels:
+        assert any(line.startswith(f"| `{k}`") for line in rows), \
+            f"README.md: the kernels table has no row for `{k}` (Makefile's KERNELS)"
