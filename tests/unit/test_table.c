@@ -266,7 +266,16 @@ UNIT_TEST(table_churn)
 	ASSERT_LE(passed, opened + errors, "%s [passed]", desc);
 	ASSERT_GT(evictions, 1000, "%s [evictions]", desc);
 	ASSERT_TRUE(unique, "%s [every key in one slot]", desc);
-	ASSERT_EQ(live, mt_capacity(&e.t4), "%s [live slots]", desc);
+	/*
+	 * The bucket table never empties a slot. The kernel's LRU hash may end
+	 * with one free: an insert that evicted an element for its node and
+	 * then lost to another CPU's insert of the same key gives the node back
+	 * to its CPU's free list, while the other CPU goes on evicting.
+	 */
+	if (e.table == XDP_RL_TABLE_LRU)
+		ASSERT_LE(live, mt_capacity(&e.t4), "%s [live elements]", desc);
+	else
+		ASSERT_EQ(live, mt_capacity(&e.t4), "%s [live slots]", desc);
 	walk_close(&wk);
 	env_free(&e);
 }
