@@ -15,12 +15,13 @@ say() { echo "init: $*" >/dev/console; }
 while read -r m; do
 	insmod "/mods/$m.ko" || say "cannot load module $m"
 done </mods/order
-job='' mods=''
+job='' mods='' work=''
 # shellcheck disable=SC2013 # the command line is one line of words
 for w in $(cat /proc/cmdline); do
 	case $w in
 	xdp_rl.job=*) job=${w#*=} ;;
 	xdp_rl.mods=*) mods=${w#*=} ;;
+	xdp_rl.work=*) work=${w#*=} ;;
 	esac
 done
 opts=trans=virtio,version=9p2000.L,msize=262144,cache=loose
@@ -36,10 +37,11 @@ mount -t devpts devpts /host/dev/pts
 mount -t tmpfs tmpfs /host/dev/shm
 mount -t bpf bpf /host/sys/fs/bpf
 for d in /tmp /run /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "/host$d"; done
-# Last: the job folder may be under one of those.
-mkdir -p "/host$job"
-if ! mount -t 9p -o "$opts" job "/host$job"; then
-	say "cannot mount the job folder over 9p"
+# Last, the folder the command runs in and the job folder: either may be
+# under one of those (a clone in /tmp).
+mkdir -p "/host$work" "/host$job"
+if ! mount -t 9p -o "$opts,ro" work "/host$work" || ! mount -t 9p -o "$opts" job "/host$job"; then
+	say "cannot mount the working folder or the job folder over 9p"
 	poweroff -f
 fi
 # Modules the tests need (veth, nf_tables, ...) from the kernel's own package.

@@ -12,11 +12,14 @@
 #                             the console goes to JOB/console.log
 #
 # The guest has no disk. Its init (an initramfs of busybox-static) loads the
-# modules 9p needs, mounts this machine's / read-only over virtio-9p, JOB
-# read-write at the same path, tmpfs over /tmp, /run and /var/tmp, proc, sys,
-# bpffs and devtmpfs, and runs CMD chrooted there: the tests run the very
-# binaries just built, with the host's tools. Other modules (veth, nf_tables)
-# load on demand from KDIR through the host's modprobe (kernel.modprobe).
+# modules 9p needs, mounts this machine's / read-only over virtio-9p, tmpfs
+# over /tmp, /run and /var/tmp, then the current folder (read-only) and JOB
+# (read-write) at their own paths again, should they be under a tmpfs (a
+# clone in /tmp), proc, sys, bpffs and devtmpfs, and runs CMD chrooted
+# there: the tests run the very binaries just built, with the host's tools.
+# Other modules (veth, nf_tables) load on demand from KDIR through the
+# host's modprobe (kernel.modprobe). Paths must not hold spaces (the kernel
+# command line carries them).
 #
 # qemu runs under TCG with one thread (KVM does not run nested here;
 # multi-threaded TCG oopses 6.12 in text_poke while XDP programs are swapped),
@@ -101,6 +104,14 @@ run() {
 	[ -r "$vmlinuz" ] || die "no kernel image in $kdir"
 	mkdir -p "$job"
 	job=$(cd "$job" && pwd)
+	case "$job$PWD$kdir" in
+	*[[:space:]]*) die "a path holds a space: $PWD, $job or $kdir" ;;
+	esac
+	case $kdir in
+	/tmp/* | /run/* | /var/tmp/*)
+		die "the kernel's folder $kdir is under a folder the guest mounts anew (set KERNELS_CACHE elsewhere)"
+		;;
+	esac
 	initramfs "$kdir" "$job/initrd.gz"
 	# What init runs, and where: written to the shared job folder.
 	{
@@ -115,9 +126,11 @@ run() {
 		-accel tcg,thread=single -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}" \
 		-nographic -no-reboot -nodefaults -serial "file:$job/console.log" \
 		-kernel "$vmlinuz" -initrd "$job/initrd.gz" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 xdp_rl.job=$job xdp_rl.mods=$kdir/root" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 xdp_rl.job=$job xdp_rl.mods=$kdir/root xdp_rl.work=$PWD" \
 		-fsdev local,id=root,path=/,readonly=on,multidevs=remap,security_model=none \
 		-device virtio-9p-pci,fsdev=root,mount_tag=root \
+		-fsdev local,id=work,path="$PWD",readonly=on,multidevs=remap,security_model=none \
+		-device virtio-9p-pci,fsdev=work,mount_tag=work \
 		-fsdev local,id=job,path="$job",multidevs=remap,security_model=none \
 		-device virtio-9p-pci,fsdev=job,mount_tag=job \
 		</dev/null >/dev/null 2>"$job/qemu.log" || true
