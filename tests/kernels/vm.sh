@@ -118,6 +118,10 @@ run() {
 		printf 'cd %q\n' "$PWD"
 		printf 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n'
 		printf 'export HOME=/tmp CI=%q PYTHONDONTWRITEBYTECODE=1\n' "${CI:-}"
+		# What the suites take from the environment.
+		for v in MODEL_SECONDS KERNELS_TABLES; do
+			[ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+		done
 		printf '%q ' "$@"
 		printf '\n'
 	} >"$job/cmd"
