@@ -42,9 +42,11 @@ static __always_inline int is_vlan(__be16 proto)
 /*
  * parse_eth - Ethernet header and up to XDP_RL_MAX_VLAN_DEPTH VLAN tags.
  *
- * Returns the EtherType of the payload in network byte order, with the cursor
- * on the payload, or -1 if a header is truncated. A frame with more tags than
- * XDP_RL_MAX_VLAN_DEPTH returns the next tag's EtherType (so it is not IP).
+ * Returns 0 with the EtherType of the payload in network byte order, with the
+ * cursor on the payload, or -1 if a header is truncated or the frame has more
+ * tags than XDP_RL_MAX_VLAN_DEPTH: its IP header, if any, cannot be read, so
+ * it cannot be limited, and fails closed (malformed, dropped) rather than
+ * pass as a frame that is not IP.
  */
 static __always_inline int parse_eth(struct cursor *c, __be16 *proto)
 {
@@ -67,7 +69,7 @@ static __always_inline int parse_eth(struct cursor *c, __be16 *proto)
 		*proto = tag->encap_proto;
 		c->pos = tag + 1;
 	}
-	return 0;
+	return is_vlan(*proto) ? -1 : 0;
 }
 
 /*
@@ -114,60 +116,85 @@ static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **saddr)
 	return 0;
 }
 
-/* Extension headers walked to find IPv6's transport header, at most. */
-#define XDP_RL_MAX_EXT_HDRS 6
-
 /*
- * What the selectors look at (struct xdp_rl_select): the transport protocol
- * and, if its header could be read, the destination port (host order) and
- * TCP's flags. A later fragment, or a header cut short, leaves known 0.
+ * What the selectors look at (struct xdp_rl_select): the transport protocol,
+ * the destination port (host order) and TCP's flags, each with a bit in
+ * @known saying it was read. What could not be read (a later fragment, a
+ * first fragment cut short, a header chain too long or truncated) stays
+ * unknown, and select.h counts the packet by every selector that could have
+ * taken it: an attacker who hides a field gains nothing.
  */
+#define L4_PROTO 1 /* proto is the transport protocol */
+#define L4_PORT	 2 /* dport was read */
+#define L4_FLAGS 4 /* tcp_flags were read */
+
 struct l4 {
 	__u16 dport;
 	__u8 proto;
 	__u8 tcp_flags;
-	__u8 known;
+	__u8 known; /* L4_* */
 	__u8 pad[3];
 };
 
-/* The TCP or UDP header at @th (bounded by @end): its destination port and flags. */
-static __always_inline void parse_transport(void *th, void *end, struct l4 *l)
+/*
+ * The TCP or UDP header at @th: its destination port and flags, each read
+ * only if it lies within the frame (@end) and within the @avail bytes the
+ * IP header says the packet has there. Bytes past the IP length are
+ * padding the stack ignores: a first fragment of 8 bytes with a forged
+ * "ACK" in its padding must not hide the SYN its next fragment carries.
+ */
+static __always_inline void parse_transport(void *th, void *end, __u32 avail, struct l4 *l)
 {
 	__u8 *b = th;
 
-	if (l->proto == IPPROTO_TCP) {
-		if ((void *)(b + 14) > end)
-			return;
-		l->tcp_flags = b[13];
-	} else if (l->proto == IPPROTO_UDP) {
-		if ((void *)(b + 4) > end)
-			return;
-	} else {
-		l->known = 1; /* no ports to read */
+	if (l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
+		return; /* no ports to read */
+	if ((void *)(b + 4) > end || avail < 4)
 		return;
-	}
 	l->dport = (__u16)b[2] << 8 | b[3];
-	l->known = 1;
+	l->known |= L4_PORT;
+	if (l->proto != IPPROTO_TCP || (void *)(b + 14) > end || avail < 14)
+		return;
+	l->tcp_flags = b[13];
+	l->known |= L4_FLAGS;
 }
 
 /* The transport of the IPv4 packet at the cursor (parse_ipv4 validated it). */
 static __always_inline void parse_l4_v4(struct cursor *c, struct l4 *l)
 {
 	struct iphdr *ip = c->pos;
+	__u32 hlen;
 
 	if ((void *)(ip + 1) > c->end)
 		return;
 	l->proto = ip->protocol;
+	l->known = L4_PROTO;
 	if (ip->frag_off & bpf_htons(0x1fff))
 		return; /* a later fragment: no transport header */
-	parse_transport(c->pos + ip->ihl * 4, c->end, l);
+	hlen = ip->ihl * 4;
+	/* parse_ipv4: the total length is at least the header's. */
+	parse_transport(c->pos + hlen, c->end, bpf_ntohs(ip->tot_len) - hlen, l);
 }
 
-/* The transport of the IPv6 packet at the cursor, past up to XDP_RL_MAX_EXT_HDRS extension headers. */
+/* Whether IPv6 next header @h is an extension header (RFC 8200 4, and AH). */
+static __always_inline int ipv6_ext(__u8 h)
+{
+	return h == IPPROTO_HOPOPTS || h == IPPROTO_ROUTING || h == IPPROTO_DSTOPTS ||
+	       h == IPPROTO_FRAGMENT || h == IPPROTO_AH;
+}
+
+/*
+ * The transport of the IPv6 packet at the cursor, past up to
+ * XDP_RL_MAX_EXT_HDRS extension headers. The protocol is known only where
+ * the walk ends on a header that is not an extension header: a chain
+ * longer than the walk, a header cut short, or a later fragment whose
+ * fragmentable part starts with another extension header leave it unknown.
+ */
 static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 {
 	struct ipv6hdr *ip6 = c->pos;
 	void *p = ip6 + 1;
+	__u32 len, used;
 	__u8 next, *h;
 	int i;
 
@@ -177,15 +204,18 @@ static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 #pragma unroll
 	for (i = 0; i < XDP_RL_MAX_EXT_HDRS; i++) {
 		h = p;
-		if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING && next != IPPROTO_DSTOPTS &&
-		    next != IPPROTO_FRAGMENT && next != IPPROTO_AH)
+		if (!ipv6_ext(next))
 			break;
 		if ((void *)(h + 8) > c->end)
 			return;
 		if (next == IPPROTO_FRAGMENT) {
 			if ((h[2] << 8 | h[3]) & 0xfff8) {
-				l->proto = h[0];
-				return; /* a later fragment */
+				/* A later fragment: no transport header in it. */
+				if (!ipv6_ext(h[0])) {
+					l->proto = h[0];
+					l->known = L4_PROTO;
+				}
+				return;
 			}
 			p += 8;
 		} else if (next == IPPROTO_AH) {
@@ -195,8 +225,19 @@ static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 		}
 		next = h[0];
 	}
+	if (ipv6_ext(next))
+		return; /* longer than the walk */
 	l->proto = next;
-	parse_transport(p, c->end, l);
+	l->known = L4_PROTO;
+	/*
+	 * What the payload length leaves for the transport (0, a jumbogram's,
+	 * bounds nothing but the frame); none if the headers ran past it.
+	 */
+	len = bpf_ntohs(ip6->payload_len);
+	used = p - (void *)(ip6 + 1);
+	if (!len)
+		len = 0xffff;
+	parse_transport(p, c->end, used <= len ? len - used : 0, l);
 }
 
 #endif /* XDP_RL_PARSE_H */

@@ -14,26 +14,35 @@
 #define TCP_FLAG_ACK 0x10
 
 /*
- * Whether @s selects the packet whose transport is @l. A packet whose
- * ports could not be read (a later fragment) is selected by a port list if
- * its protocol is, so that fragments cannot slip past a limit; never by
- * --syn, which needs the flags.
+ * Whether @s selects the packet whose transport is @l. Fail closed: a field
+ * the selector needs that could not be read (struct l4's known bits) is
+ * taken to be one the selector wants, so that a packet is counted by every
+ * limit that could have been meant for it. A later fragment of a TCP
+ * datagram, a first fragment cut before the TCP flags, an IPv6 header chain
+ * longer than the parser walks: each is counted by a --proto, --dport and
+ * --syn selector that its protocol (if known) does not rule out. None of
+ * these is delivered whole by the stack without the fragments or headers
+ * the limit saw.
  */
 static __always_inline int select_match(const struct xdp_rl_select *s, const struct l4 *l)
 {
 	__u16 port = l->dport;
-	int i;
+	int proto_known = l->known & L4_PROTO, i;
 
-	if (s->proto && l->proto != s->proto)
+	if (s->proto && proto_known && l->proto != s->proto)
 		return 0;
-	if (s->syn && (l->proto != IPPROTO_TCP || !l->known ||
-		       (l->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN))
-		return 0;
+	if (s->syn) {
+		if (proto_known && l->proto != IPPROTO_TCP)
+			return 0;
+		if ((l->known & L4_FLAGS) &&
+		    (l->tcp_flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+			return 0;
+	}
 	if (!s->nports)
 		return 1;
-	if (l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
+	if (proto_known && l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
 		return 0;
-	if (!l->known)
+	if (!(l->known & L4_PORT))
 		return 1;
 #pragma unroll
 	for (i = 0; i < XDP_RL_MAX_PORT_RANGES; i++) {

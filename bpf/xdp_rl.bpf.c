@@ -225,16 +225,26 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		gen = new_source_take(&live->new_sources, clk);
 	if (gen != NEW_REFUSED) {
 		at = table_add(ts, &p->key, pos, st);
-		/* Only a source given a slot counts against --new-sources. */
-		if (at >= 0 && !at_inserted(at) && live->new_sources.limit)
+		/*
+		 * Only a source given a slot counts against --new-sources: one
+		 * another CPU inserted first, or an insert that failed, gives its
+		 * charge back.
+		 */
+		if (live->new_sources.limit && (at < 0 || !at_inserted(at)))
 			new_source_give_back(gen);
-		return at;
+		if (at >= 0)
+			return at;
+		/*
+		 * No slot could be had (a storm of inserts into its two buckets):
+		 * handled as a source --new-sources refuses, by the policy.
+		 */
 	}
-	/* Refused: unless another CPU has just given the source a slot. */
+	/* Unless another CPU has just given the source a slot. */
 	at = table_find(table_map(ts), v6, &p->key, pos);
 	if (at >= 0)
 		return at;
-	st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
+	if (gen == NEW_REFUSED)
+		st->c[XDP_RL_STAT_REFUSED_INSERTS]++;
 	if (live->on_full == XDP_RL_FULL_PASS) {
 		*verdict = V_PASS;
 		return -1;
@@ -255,27 +265,59 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 }
 
 /*
- * Find the longest matching rule for the (unmasked) source address. The
- * IPv6 lookup key is made in @k6 (the request's, not on the stack).
+ * The longest rule that matches the (unmasked) source address with a
+ * prefix of at most @len bits. The IPv6 lookup key is made in @k6 (the
+ * request's, not on the stack).
  */
-static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct xdp_rl_live *live,
-						     const struct packet *p,
-						     struct xdp_rl_rule_key6 *k6)
+static __always_inline struct xdp_rl_rule *rule_find(const int v6, const struct packet *p,
+						     __u32 len, struct xdp_rl_rule_key6 *k6)
 {
 	struct xdp_rl_rule_key4 k4;
 
 	if (!v6) {
-		if (!live->nrules4)
-			return NULL;
-		k4.prefixlen = 32;
+		k4.prefixlen = len;
 		k4.addr = p->a[0];
 		return bpf_map_lookup_elem(&rules4, &k4);
 	}
-	if (!live->nrules6)
-		return NULL;
-	k6->prefixlen = 128;
+	k6->prefixlen = len;
 	__builtin_memcpy(k6->addr, p->a, sizeof(k6->addr));
 	return bpf_map_lookup_elem(&rules6, k6);
+}
+
+/*
+ * The rule that judges the packet: the longest that matches its source and
+ * whose selector takes it. A rule whose selector does not is as if it did
+ * not exist, so the next shorter one is looked up (a key one bit shorter
+ * than its prefix). User space keeps at most XDP_RL_SELECT_NEST rules with
+ * selectors in any chain of nested prefixes (rules.c), so the walk ends
+ * within its bound; were it to run out, the packet is judged by the global
+ * limits whatever their selector (*@forced): counted, never passed as
+ * unselected.
+ */
+static __always_inline struct xdp_rl_rule *rule_judge(const int v6, const struct xdp_rl_live *live,
+						      const struct packet *p,
+						      struct xdp_rl_rule_key6 *k6, int *forced)
+{
+	struct xdp_rl_rule *rule;
+	int i;
+
+	if (!(v6 ? live->nrules6 : live->nrules4))
+		return NULL;
+	rule = rule_find(v6, p, v6 ? 128 : 32, k6);
+	if (!(live->flags & XDP_RL_F_SELECT))
+		return rule;
+	for (i = 0; i < XDP_RL_SELECT_NEST + 1; i++) {
+		if (!rule || select_match(&rule->select, &p->l4))
+			return rule;
+		if (!rule->prefixlen || rule->prefixlen > (v6 ? 128 : 32))
+			return NULL;
+		rule = rule_find(v6, p, rule->prefixlen - 1, k6);
+	}
+	if (rule && !select_match(&rule->select, &p->l4)) {
+		*forced = 1;
+		return NULL;
+	}
+	return rule;
 }
 
 /*
@@ -431,7 +473,7 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	struct xdp_rl_stats *st;
 	struct xdp_rl_rule *rule;
 	struct charge_req *req;
-	int verdict = V_PASS, agg = 0, i;
+	int verdict = V_PASS, agg = 0, forced = 0, i;
 	__u32 zero = 0, lsid;
 	long at;
 
@@ -444,11 +486,9 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	lay = live->layer;
 	req->n = live->nlayers;
 	lsid = live->lsid;
-	rule = rule_find(v6, live, p, &req->rule6);
-	/* A rule whose selector does not take the packet is as if it did not exist. */
-	if (rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&rule->select, &p->l4))
-		rule = NULL;
-	if (!rule && (live->flags & XDP_RL_F_SELECT) && !select_match(&live->select, &p->l4))
+	rule = rule_judge(v6, live, p, &req->rule6, &forced);
+	if (!rule && !forced && (live->flags & XDP_RL_F_SELECT) &&
+	    !select_match(&live->select, &p->l4))
 		return V_UNSELECTED;
 	if (rule) {
 		*rule_id = rule->id;

@@ -74,6 +74,13 @@ enum xdp_rl_map_id {
 #define XDP_RL_AGG6_PREFIX    48    /* ... and per /48 */
 
 /*
+ * IPv6 extension headers walked to find the transport header, at most.
+ * Linux walks any number; a longer chain is not classified (bpf/parse.h:
+ * its protocol unknown), and every selector takes it (bpf/select.h).
+ */
+#define XDP_RL_MAX_EXT_HDRS 8
+
+/*
  * The state of one window: two 64-bit words, changed only with BPF atomics
  * (bpf/window.h has the protocol and the invariants).
  *
@@ -723,15 +730,25 @@ struct xdp_rl_rule {
 	__u32 id;     /* index into rule_hits and shared */
 	__u32 action; /* enum xdp_rl_action */
 	__u32 nlayers;
-	__u32 flags; /* XDP_RL_RULE_F_* */
-	__u32 lsid;  /* its limit set: the keys of its sources (per source) */
-	__u32 pad;
+	__u32 flags;	 /* XDP_RL_RULE_F_* */
+	__u32 lsid;	 /* its limit set: the keys of its sources (per source) */
+	__u32 prefixlen; /* its prefix's length, as its key has it */
 	/*
 	 * The packets of the prefix it applies to; the others are judged as if
-	 * it did not exist (by the global limits, if they select them).
+	 * it did not exist: by the next shorter rule that matches (the
+	 * datapath looks it up with a key one bit shorter than this rule's
+	 * prefix), or the global limits if none does.
 	 */
 	struct xdp_rl_select select;
 };
+
+/*
+ * Rules with a selector nested in one another in a chain that a packet
+ * missing every selector walks through (rules.c refuses more): with the
+ * next rule the walk stops at, the datapath looks up at most this many
+ * plus one rules per packet.
+ */
+#define XDP_RL_SELECT_NEST 3
 
 /* Per-CPU, per rule id. */
 struct xdp_rl_rule_hits {
@@ -820,7 +837,7 @@ struct xdp_rl_admin {
 	  "packets{verdict=\"would_drop\"}")					\
 	X(NOT_IP, not_ip, "not IPv4/IPv6: passed",				\
 	  "packets{verdict=\"not_ip\"}")					\
-	X(MALFORMED, malformed, "bad Ethernet/VLAN/IP header: dropped",		\
+	X(MALFORMED, malformed, "bad Ethernet/VLAN/IP header, or tags past 2: dropped",		\
 	  "packets{verdict=\"malformed\"}")					\
 	X(NEW_WINDOWS, new_windows, "windows opened (first packet or turnover)", \
 	  "windows_opened")							\

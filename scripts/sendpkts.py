@@ -73,28 +73,70 @@ def mac_bytes(mac):
     return bytes(int(x, 16) for x in mac.split(":"))
 
 
-def ipv4_packet(src, dst, payload, proto="udp", dport=9, flags="", ttl=64):
+def ipv4_header(s, d, num, length, frag, ident, ttl=64):
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + length, ident, frag, ttl, num, 0, s, d)
+    return hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
+
+
+def ipv4_packets(src, dst, payload, proto="udp", dport=9, flags="", cut=0, ident=1):
+    """One IPv4 datagram; with @cut, as two fragments, the first carrying
+    @cut bytes (a multiple of 8) of the transport."""
     s, d = socket.inet_aton(src), socket.inet_aton(dst)
     num, l4 = transport(proto, src, dst, payload, dport, flags,
                         lambda p, n: s + d + struct.pack("!xBH", p, n))
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 0, 0x4000, ttl, num, 0, s, d)
-    hdr = hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:]
-    return hdr + l4
+    if not cut:
+        return [ipv4_header(s, d, num, len(l4), 0x4000, ident) + l4]
+    return [ipv4_header(s, d, num, cut, 0x2000, ident) + l4[:cut],
+            ipv4_header(s, d, num, len(l4) - cut, cut // 8, ident) + l4[cut:]]
 
 
-def ipv6_packet(src, dst, payload, proto="udp", dport=9, flags=""):
+# IPv6 next headers: destination options, fragment.
+DSTOPTS, FRAGMENT = 60, 44
+
+
+def ipv6_packets(src, dst, payload, proto="udp", dport=9, flags="", cut=0, ident=1, ext=0):
+    """One IPv6 datagram behind @ext destination options headers; with
+    @cut, as two fragments (a Fragment header after them), the first
+    carrying @cut bytes (a multiple of 8) of the transport."""
     s, d = socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst)
     num, l4 = transport(proto, src, dst, payload, dport, flags,
                         lambda p, n: s + d + struct.pack("!IxxxB", n, p))
-    return struct.pack("!IHBB", 6 << 28, len(l4), num, 64) + s + d + l4
+    # Each options header: 8 bytes, a PadN of 4 bytes.
+    chain, first = b"", num
+    for i in range(ext):
+        nxt = num if i == ext - 1 else DSTOPTS
+        chain += struct.pack("!BBBB4x", nxt, 0, 1, 4)
+    if ext:
+        first = DSTOPTS
+
+    def packet(nxt, body):
+        return struct.pack("!IHBB", 6 << 28, len(body), nxt, 64) + s + d + body
+
+    if not cut:
+        return [packet(first, chain + l4)]
+    # The fragmentable part is the transport; the options headers stay in each.
+    if ext:
+        chain = chain[:-8] + struct.pack("!BBBB4x", FRAGMENT, 0, 1, 4)
+        head = first
+    else:
+        head = FRAGMENT
+    fh = lambda off, more: struct.pack("!BxHI", num, off | more, ident)
+    return [packet(head, chain + fh(0, 1) + l4[:cut]),
+            packet(head, chain + fh(cut, 0) + l4[cut:])]
 
 
-def frame(dst_mac, src_mac, src, dst, size, vlans, proto="udp", dport=9, flags=""):
+def frames(dst_mac, src_mac, src, dst, size, vlans, proto="udp", dport=9, flags="", cut=0,
+           ident=1, ext=0):
+    """The frames of one datagram (two if fragmented: @cut)."""
     v6 = ":" in src
-    hlen = {"tcp": 20}.get(proto, 8) + (40 if v6 else 20)
+    hlen = {"tcp": 20}.get(proto, 8) + (40 + 8 * ext if v6 else 20)
     payload = b"\0" * max(0, size - 14 - 4 * len(vlans) - hlen)
-    l3 = (ipv6_packet(src, dst, payload, proto, dport, flags) if v6 else
-          ipv4_packet(src, dst, payload, proto, dport, flags))
+    return [l2(dst_mac, src_mac, v6, vlans, l3) for l3 in
+            (ipv6_packets(src, dst, payload, proto, dport, flags, cut, ident, ext) if v6 else
+             ipv4_packets(src, dst, payload, proto, dport, flags, cut, ident))]
+
+
+def l2(dst_mac, src_mac, v6, vlans, l3):
     tags = b""
     # Outermost first: 802.1ad for the outer tag of a QinQ pair.
     for i, vid in enumerate(vlans):
@@ -140,6 +182,11 @@ def main():
     p.add_argument("--tcp-flags", default="", help="TCP flags, e.g. S (SYN), SA, A")
     p.add_argument("--link-local", action="store_true",
                    help="allow link-local sources (fe80::/10, 169.254.0.0/16)")
+    p.add_argument("--fragment", type=int, default=0, metavar="CUT",
+                   help="send each datagram as two fragments, the first with CUT bytes "
+                   "(a multiple of 8) of the transport; --count counts datagrams")
+    p.add_argument("--ext", type=int, default=0,
+                   help="IPv6: destination options headers before the transport")
     a = p.parse_args()
 
     srcs = sources(a)
@@ -154,33 +201,46 @@ def main():
         sys.exit("sendpkts: no source: give --src or --src-range")
     if a.count < 0 or a.count > 10_000_000 or len(srcs) > 1_000_000:
         sys.exit("sendpkts: --count or the number of sources is out of bounds")
+    if a.fragment < 0 or a.fragment % 8 or a.fragment > 1000 or not 0 <= a.ext <= 64:
+        sys.exit("sendpkts: --fragment (a multiple of 8) or --ext is out of bounds")
 
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     sock.bind((a.iface, 0))
     src_mac = sock.getsockname()[4]
     dst_mac = mac_bytes(a.dst_mac)
-    frames = [frame(dst_mac, src_mac, s, a.dst, a.size, a.vlan, a.proto, a.dport, a.tcp_flags)
-              for s in srcs]
+    # A fragmented datagram needs an identification of its own each time.
+    fragmented = bool(a.fragment)
+
+    def datagram(s, n):
+        return frames(dst_mac, src_mac, s, a.dst, a.size, a.vlan, a.proto, a.dport,
+                      a.tcp_flags, a.fragment, 1 + n % 60000, a.ext)
+
+    built = [datagram(s, 0) for s in srcs]
 
     sent, retries, timed_out = 0, 0, False
     per = [0] * len(srcs)
     end = time.monotonic() + a.deadline
     gap = 1.0 / a.pps if a.pps else 0
     nxt = time.monotonic()
-    for _ in range(a.count):
-        for i, f in enumerate(frames):
-            while True:
-                try:
-                    sock.send(f)
-                    break
-                except OSError as e:
-                    if e.errno != 105:  # ENOBUFS: not sent; let the veth drain
-                        raise
-                    retries += 1
-                    if time.monotonic() > end:
-                        timed_out = True
+    for n in range(a.count):
+        for i, fs in enumerate(built):
+            if fragmented:
+                fs = datagram(srcs[i], n)
+            for f in fs:
+                while True:
+                    try:
+                        sock.send(f)
                         break
-                    time.sleep(0.0005)
+                    except OSError as e:
+                        if e.errno != 105:  # ENOBUFS: not sent; let the veth drain
+                            raise
+                        retries += 1
+                        if time.monotonic() > end:
+                            timed_out = True
+                            break
+                        time.sleep(0.0005)
+                if timed_out:
+                    break
             if timed_out:
                 break
             sent += 1

@@ -25,7 +25,7 @@ static int rule_add(int argc, char **argv)
 	static rule_ids used;
 	struct rule_spec r;
 	struct limiter l;
-	char why[256], desc[256];
+	char why[512], desc[256];
 	const char *ifname;
 	int ret = EXIT_FAIL;
 
@@ -44,6 +44,13 @@ static int rule_add(int argc, char **argv)
 			"(load again with --max-layers %u, or use --shared)",
 			desc, ifname, l.cfg.fixed.max_layers,
 			l.cfg.fixed.max_layers == 1 ? "" : "s", r.rule.nlayers);
+		goto out;
+	}
+	switch (rules_too_nested_with(l.fd, &r, why, sizeof(why))) {
+	case 0: break;
+	case 1: log_err("cannot add rule %s on '%s': %s", desc, ifname, why); goto out;
+	default:
+		log_err("cannot add rule %s on '%s': cannot read its rules: %m", desc, ifname);
 		goto out;
 	}
 	rule_ids_used(l.fd, used);

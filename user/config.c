@@ -246,7 +246,7 @@ static int parse_setting(struct config *c, char **w, int n, unsigned int no, con
 int config_parse(const char *text, size_t len, const char *name, struct config *c, char *why,
 		 size_t wlen)
 {
-	char *w[CONFIG_WORDS + 1], rwhy[256], pfx[INET6_ADDRSTRLEN + 8];
+	char *w[CONFIG_WORDS + 1], rwhy[256], pfx[INET6_ADDRSTRLEN + 8], nest[512];
 	const struct rule_spec *dup, *first;
 	unsigned int ifline = 0;
 	struct lines it;
@@ -295,6 +295,9 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 		return fail(why, wlen, name, dup->line, "a second rule for %s (line %u has one)",
 			    pfx, first->line);
 	}
+	dup = rules_too_nested(c->s.rules, c->s.nrules, nest, sizeof(nest));
+	if (dup)
+		return fail(why, wlen, name, dup->line, "%s", nest);
 	if (!ifline && ifname_of_file(name, c->ifname, sizeof(c->ifname)))
 		return fail(why, wlen, name, 0,
 			    "no interface: add a line 'interface IFACE' (or name the file "

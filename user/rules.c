@@ -167,6 +167,60 @@ const struct rule_spec *rules_duplicate(struct rule_spec *v, size_t n,
 	return dup;
 }
 
+/* Whether prefix @outer holds prefix @inner (the same family; @inner's length at least @outer's). */
+static int prefix_holds(const struct rule_spec *outer, const struct rule_spec *inner)
+{
+	unsigned int full = outer->prefix / 8, bits = outer->prefix % 8;
+
+	if (outer->addr.family != inner->addr.family || inner->prefix < outer->prefix)
+		return 0;
+	if (memcmp(outer->addr.bytes, inner->addr.bytes, full))
+		return 0;
+	return !bits ||
+	       !((outer->addr.bytes[full] ^ inner->addr.bytes[full]) & (0xff00 >> bits) & 0xff);
+}
+
+const struct rule_spec *rules_too_nested(struct rule_spec *v, size_t n, char *why, size_t len)
+{
+	/* The rules holding the one looked at, outermost first (at most one per prefix length). */
+	const struct rule_spec *open[129];
+	/* How many rules with selectors end the chain at each, with no selector-less rule between. */
+	unsigned int run[129];
+	char pfx[INET6_ADDRSTRLEN + 8];
+	size_t i, depth = 0, k, off;
+
+	rules_sort(v, n);
+	for (i = 0; i < n; i++) {
+		while (depth && !prefix_holds(open[depth - 1], &v[i]))
+			depth--;
+		if (depth == sizeof(open) / sizeof(open[0]))
+			continue; /* cannot be: 129 nested prefixes of one family */
+		run[depth] =
+			xdp_rl_select_all(&v[i].rule.select) ? 0 : (depth ? run[depth - 1] : 0) + 1;
+		open[depth++] = &v[i];
+		if (run[depth - 1] <= XDP_RL_SELECT_NEST)
+			continue;
+		off = snprintf(why, len,
+			       "%u rules with selectors nest in one another, none "
+			       "without a selector between (",
+			       run[depth - 1]);
+		for (k = depth - run[depth - 1]; k < depth && off < len; k++) {
+			fmt_prefix(&open[k]->addr, open[k]->prefix, pfx, sizeof(pfx));
+			off += snprintf(why + off, len - off, "%s%s", pfx,
+					k + 1 < depth ? ", " : "");
+		}
+		if (off < len)
+			snprintf(
+				why + off, len - off,
+				"): a packet a rule's selector does not take is judged by the next "
+				"shorter rule, at most %d deep (give one of them no selector, or "
+				"drop one)",
+				XDP_RL_SELECT_NEST);
+		return &v[i];
+	}
+	return NULL;
+}
+
 int rules_add(struct rule_spec **v, size_t *n, size_t *cap)
 {
 	struct rule_spec *nv;
@@ -184,7 +238,7 @@ int rules_add(struct rule_spec **v, size_t *n, size_t *cap)
 int rules_parse_text(const char *text, size_t len, const char *name, struct rule_spec **out,
 		     size_t *n, char *why, size_t wlen)
 {
-	char rwhy[256], pfx[INET6_ADDRSTRLEN + 8], *argv[RULE_WORDS + 1];
+	char rwhy[256], pfx[INET6_ADDRSTRLEN + 8], nest[512], *argv[RULE_WORDS + 1];
 	const struct rule_spec *dup, *first;
 	struct rule_spec *v = NULL;
 	struct lines it;
@@ -224,6 +278,11 @@ int rules_parse_text(const char *text, size_t len, const char *name, struct rule
 		snprintf(why, wlen,
 			 "%s:%u: a second rule for the same prefix, %s (line %u has one)", name,
 			 dup->line, pfx, first->line);
+		goto fail;
+	}
+	dup = rules_too_nested(v, *n, nest, sizeof(nest));
+	if (dup) {
+		snprintf(why, wlen, "%s:%u: %s", name, dup->line, nest);
 		goto fail;
 	}
 	*out = v;
@@ -371,6 +430,7 @@ int rule_insert(const int *fd, struct rule_spec *r, rule_ids used, const struct 
 		return -1;
 	}
 	r->rule.id = id;
+	r->rule.prefixlen = r->prefix; /* the datapath's next shorter lookup starts from it */
 	if (zero_id(fd, id, l))
 		return -1;
 	rule_key(r, &k4, &k6);
@@ -541,11 +601,13 @@ int rule_update(const int *fd, const struct rule_spec *r)
 {
 	struct xdp_rl_rule_key4 k4;
 	struct xdp_rl_rule_key6 k6;
+	struct xdp_rl_rule rule = r->rule;
 
+	rule.prefixlen = r->prefix;
 	rule_key(r, &k4, &k6);
 	return r->addr.family == AF_INET ?
-		       bpf_map_update_elem(fd[PIN_RULES4], &k4, &r->rule, BPF_EXIST) :
-		       bpf_map_update_elem(fd[PIN_RULES6], &k6, &r->rule, BPF_EXIST);
+		       bpf_map_update_elem(fd[PIN_RULES4], &k4, &rule, BPF_EXIST) :
+		       bpf_map_update_elem(fd[PIN_RULES6], &k6, &rule, BPF_EXIST);
 }
 
 struct collecting {
@@ -665,4 +727,24 @@ void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, 
 		*out = m;
 		*prefix = len;
 	}
+}
+
+int rules_too_nested_with(const int *fd, const struct rule_spec *adding, char *why, size_t len)
+{
+	struct rule_spec *v = NULL, *nv;
+	size_t n = 0;
+	int r;
+
+	if (rules_collect(fd, &v, &n))
+		return -1;
+	nv = realloc(v, (n + 1) * sizeof(*v));
+	if (!nv) {
+		free(v);
+		return -1;
+	}
+	v = nv;
+	v[n++] = *adding;
+	r = rules_too_nested(v, n, why, len) ? 1 : 0;
+	free(v);
+	return r;
 }

@@ -63,6 +63,22 @@ void rules_sort(struct rule_spec *v, size_t n);
  */
 const struct rule_spec *rules_duplicate(struct rule_spec *v, size_t n,
 					const struct rule_spec **first);
+/*
+ * Sort @v and find a rule with a selector nested in more than
+ * XDP_RL_SELECT_NEST rules with selectors, each inside the next, with no
+ * rule without a selector between (the datapath judges a packet that a
+ * rule's selector misses by the next shorter rule, and looks that far at
+ * most): the innermost such rule, with the chain, outermost first, in
+ * @why; or NULL.
+ */
+const struct rule_spec *rules_too_nested(struct rule_spec *v, size_t n, char *why, size_t len);
+
+/*
+ * rules_too_nested for the rules in the tries of @fd with @adding too: 1
+ * (why in @why), 0, or -1 (errno) if they cannot be read.
+ */
+int rules_too_nested_with(const int *fd, const struct rule_spec *adding, char *why, size_t len);
+
 /* Every rule in the tries of @fd, sorted, in *@out (to free): 0, or -1 (errno). */
 int rules_collect(const int *fd, struct rule_spec **out, size_t *n);
 

@@ -195,9 +195,11 @@ class Bed:
     # ---- traffic ---------------------------------------------------------
 
     def send_argv(self, srcs, count, dst=None, vlans=(), size=None, src_range=None, proto=None,
-                  dport=None, flags=None, link_local=False):
+                  dport=None, flags=None, link_local=False, fragment=0, ext=0):
         """The sendpkts command line that sends @count frames from each source
-        (UDP to port 9 unless @proto, @dport and TCP @flags say otherwise)."""
+        (UDP to port 9 unless @proto, @dport and TCP @flags say otherwise;
+        each datagram as two fragments cut @fragment bytes into the
+        transport; IPv6 behind @ext destination options headers)."""
         srcs = [srcs] if isinstance(srcs, str) else list(srcs)
         if dst is None:
             v6 = ":" in (srcs[0] if srcs else src_range)
@@ -221,6 +223,10 @@ class Bed:
             argv += ["--tcp-flags", flags]
         if link_local:
             argv += ["--link-local"]
+        if fragment:
+            argv += ["--fragment", fragment]
+        if ext:
+            argv += ["--ext", ext]
         return [str(a) for a in argv]
 
     @staticmethod
@@ -235,6 +241,27 @@ class Bed:
         """Send @count frames from each source; return sendpkts' report."""
         out = run_ok(self.send_argv(srcs, count, **kw), timeout=SEND_DEADLINE + 15).stdout
         return self.check_sent(out, srcs, count, kw.get("src_range"))
+
+    # ---- ground truth: the receiver's stack -------------------------------
+
+    def snmp(self):
+        """The receiving stack's own counters (/proc/net/snmp and snmp6 in the
+        receiver): {"Tcp.InSegs": n, "Udp.InDatagrams": n, "Udp6.InDatagrams":
+        n, ...}. What reached TCP or UDP, after reassembly."""
+        out = {}
+        text = run_ok(["ip", "netns", "exec", self.rx, "cat", "/proc/net/snmp"]).stdout
+        lines = text.splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            proto, names = head.split(":", 1)
+            for k, v in zip(names.split(), vals.split(":", 1)[1].split()):
+                out[f"{proto}.{k}"] = int(v)
+        text = run_ok(["ip", "netns", "exec", self.rx, "cat", "/proc/net/snmp6"]).stdout
+        for line in text.splitlines():
+            k, v = line.split()
+            for p in ("Udp6", "Icmp6", "Ip6"):
+                if k.startswith(p):
+                    out[f"{p}.{k[len(p):]}"] = int(v)
+        return out
 
     # ---- ground truth: nftables in the receiver ----------------------------
 

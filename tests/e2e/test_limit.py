@@ -153,18 +153,6 @@ def test_vlan_tagged_frames_are_limited(bed, vlans, ethertype, srcs, keys):
     assert got["all"] == limit * 2, got
 
 
-def test_three_vlan_tags_pass_as_not_ip(bed):
-    """Three tags are past the parser's depth: not IP, passed, never limited."""
-    src = "198.19.4.3"
-    bed.nft_counters({"tagged": "ether type 8021ad"})
-    bed.load("--limit", 5, "--window", "30s")
-    bed.send(src, 20, vlans=[10, 20, 30])
-    st = bed.stats()
-    assert (st["not_ip"], st["passed"], st["dropped"], st["malformed"]) == (20, 0, 0, 0), st
-    assert bed.counts()["tagged"] == 20
-    assert bed.get(src)["count"] == 0
-
-
 def test_bytes(bed):
     """--bytes --limit 1000 with 100-byte frames: exactly 10 pass."""
     src = "198.19.5.1"

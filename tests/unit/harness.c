@@ -47,7 +47,7 @@ struct pkt build(const struct pkt_spec *s)
 	q += 2;
 	/* Headers built aside and copied in: at offset 14 they are not aligned. */
 	proto = s->proto ? s->proto : IPPROTO_UDP;
-	tlen = proto == IPPROTO_TCP ? 20 : 8;
+	tlen = proto == IPPROTO_TCP && !s->first_cut ? 20 : 8;
 	if (s->family == V4) {
 		struct iphdr ip = {};
 
@@ -58,6 +58,8 @@ struct pkt build(const struct pkt_spec *s)
 		ip.tot_len = htons(20 + tlen);
 		if (s->later_fragment)
 			ip.frag_off = htons(100); /* offset 800 bytes */
+		else if (s->first_cut)
+			ip.frag_off = htons(0x2000); /* more fragments, offset 0 */
 		inet_pton(AF_INET, s->src, &ip.saddr);
 		inet_pton(AF_INET, "198.18.0.2", &ip.daddr);
 		memcpy(q, &ip, sizeof(ip));
@@ -65,29 +67,29 @@ struct pkt build(const struct pkt_spec *s)
 	} else {
 		struct ipv6hdr ip6 = {};
 		__u8 opt[8] = {}, frag[8] = {};
+		const int fragment = s->later_fragment || s->first_cut;
 
 		ip6.version = 6;
-		ip6.nexthdr = s->ext		? IPPROTO_DSTOPTS :
-			      s->later_fragment ? IPPROTO_FRAGMENT :
-						  proto;
+		ip6.nexthdr = s->ext ? IPPROTO_DSTOPTS : fragment ? IPPROTO_FRAGMENT : proto;
 		ip6.hop_limit = 64;
-		ip6.payload_len = htons(tlen + 8 * s->ext + 8 * !!s->later_fragment);
+		ip6.payload_len = htons(tlen + 8 * s->ext + 8 * !!fragment);
 		inet_pton(AF_INET6, s->src, &ip6.saddr);
 		inet_pton(AF_INET6, "2001:2::2", &ip6.daddr);
 		memcpy(q, &ip6, sizeof(ip6));
 		q += 40;
 		for (i = 0; i < s->ext; i++) {
-			opt[0] = i + 1 < s->ext	   ? IPPROTO_DSTOPTS :
-				 s->later_fragment ? IPPROTO_FRAGMENT :
-						     proto;
+			opt[0] = i + 1 < s->ext ? IPPROTO_DSTOPTS :
+				 fragment	? IPPROTO_FRAGMENT :
+						  proto;
 			opt[2] = 1; /* PadN of 4 */
 			opt[3] = 4;
 			memcpy(q, opt, 8);
 			q += 8;
 		}
-		if (s->later_fragment) {
+		if (fragment) {
 			frag[0] = proto;
-			put16(frag + 2, 100 << 3); /* offset 800 bytes */
+			/* offset 800 bytes; or offset 0 with more fragments */
+			put16(frag + 2, s->later_fragment ? 100 << 3 : 1);
 			memcpy(q, frag, 8);
 			q += 8;
 		}

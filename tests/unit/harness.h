@@ -71,6 +71,7 @@ struct pkt_spec {
 	__u16 dport;
 	__u8 tcp_flags;	    /* TCP: e.g. 0x02 SYN, 0x12 SYN+ACK */
 	int later_fragment; /* a fragment after the first: no transport header */
+	int first_cut;	    /* a first fragment with 8 bytes of transport header: no TCP flags */
 	int ext;	    /* IPv6: destination options headers before the transport */
 };
 

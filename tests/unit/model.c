@@ -213,24 +213,28 @@ static void source_key(const struct model *m, int v6, const __u8 *a, __u8 out[16
 }
 
 /*
- * Whether selector @s takes a packet carrying @l: its protocol if it names
- * one; with --syn, a TCP SYN without ACK whose flags could be read; with
- * ports, a TCP or UDP packet whose destination port is in a range, or
- * whose ports could not be read.
+ * Whether selector @s takes a packet carrying @l: unless a field it looks at
+ * was read and rules the packet out (a field that could not be read is
+ * taken to be one it wants: fail closed). Its protocol if it names one;
+ * with --syn, TCP with SYN and not ACK; with ports, TCP or UDP to a port in
+ * a range.
  */
 static int selects(const struct xdp_rl_select *s, const struct model_l4 *l)
 {
+	const int proto = l->known & MODEL_L4_PROTO;
 	int i;
 
-	if (s->proto && l->proto != s->proto)
+	if (s->proto && proto && l->proto != s->proto)
 		return 0;
-	if (s->syn && (l->proto != IPPROTO_TCP || !l->known || (l->tcp_flags & 0x12) != 0x02))
+	if (s->syn && proto && l->proto != IPPROTO_TCP)
+		return 0;
+	if (s->syn && (l->known & MODEL_L4_FLAGS) && (l->tcp_flags & 0x12) != 0x02)
 		return 0;
 	if (!s->nports)
 		return 1;
-	if (l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
+	if (proto && l->proto != IPPROTO_TCP && l->proto != IPPROTO_UDP)
 		return 0;
-	if (!l->known)
+	if (!(l->known & MODEL_L4_PORT))
 		return 1;
 	for (i = 0; i < s->nports && i < XDP_RL_MAX_PORT_RANGES; i++)
 		if (l->dport >= s->port_lo[i] && l->dport <= s->port_hi[i])
@@ -311,8 +315,11 @@ __u64 model_rules_max_window(const struct model *m)
 	return w;
 }
 
-/* The longest prefix rule matching @a, if the family has rules in force; or -1. */
-static int rule_match(const struct model *m, int v6, const __u8 a[16])
+/*
+ * The longest prefix rule matching @a no longer than @len bits, if the
+ * family has rules in force; or -1.
+ */
+static int rule_match(const struct model *m, int v6, const __u8 a[16], int len)
 {
 	__u8 masked[16];
 	int i, best = -1;
@@ -322,13 +329,42 @@ static int rule_match(const struct model *m, int v6, const __u8 a[16])
 	for (i = 0; i < m->nrules; i++) {
 		const struct model_rule *r = &m->rules[i];
 
-		if (r->v6 != v6 || (best >= 0 && m->rules[best].len >= r->len))
+		if (r->v6 != v6 || r->len > len || (best >= 0 && m->rules[best].len >= r->len))
 			continue;
 		mask(a, v6, r->len, masked);
 		if (!memcmp(masked, r->a, v6 ? 16 : 4))
 			best = i;
 	}
 	return best;
+}
+
+/*
+ * The rule that judges a packet from @a: the longest matching rule whose
+ * selector takes it (@sel: selectors in force; one that does not take it
+ * is as if it did not exist), looking XDP_RL_SELECT_NEST + 1 rules deep, as
+ * the datapath does; a walk that goes deeper (user space refuses such
+ * rules) ends in the global limits whatever their selector (*@forced).
+ */
+static int rule_judge(const struct model *m, int v6, const __u8 a[16], int sel,
+		      const struct model_l4 *l4, int *forced)
+{
+	int r = rule_match(m, v6, a, v6 ? 128 : 32), i;
+
+	*forced = 0;
+	if (!sel)
+		return r;
+	for (i = 0; i <= XDP_RL_SELECT_NEST; i++) {
+		if (r < 0 || selects(&m->rules[r].r.select, l4))
+			return r;
+		if (!m->rules[r].len)
+			return -1;
+		r = rule_match(m, v6, a, m->rules[r].len - 1);
+	}
+	if (r >= 0 && !selects(&m->rules[r].r.select, l4)) {
+		*forced = 1;
+		return -1;
+	}
+	return r;
 }
 
 __u32 model_limit_set(const struct model *m, __u32 lsid, const struct xdp_rl_layer **lay)
@@ -370,13 +406,12 @@ static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[
 {
 	const int sel = l4 && (m->live.flags & XDP_RL_F_SELECT);
 	const struct model_rule *r;
+	int forced;
 
 	if (exempt(m, v6, a))
 		return MV_UNSELECTED;
-	l->rule = rule_match(m, v6, a);
-	if (sel && l->rule >= 0 && !selects(&m->rules[l->rule].r.select, l4))
-		l->rule = -1;
-	if (sel && l->rule < 0 && !selects(&m->live.select, l4))
+	l->rule = rule_judge(m, v6, a, sel, l4, &forced);
+	if (sel && l->rule < 0 && !forced && !selects(&m->live.select, l4))
 		return MV_UNSELECTED;
 	l->shared = 0;
 	l->lay = m->live.layer;

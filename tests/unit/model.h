@@ -135,12 +135,22 @@ struct model_where {
 /* The datapath's verdicts (bpf/xdp_rl.bpf.c's enum verdict, as far as one CPU sees them). */
 enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED };
 
-/* A packet's transport, as the selectors see it. */
+/*
+ * A packet's transport, as the selectors see it: what of it could be read
+ * (known: MODEL_L4_*; a later fragment has its protocol only, a first
+ * fragment cut short its ports too, an IPv6 header chain longer than the
+ * parser walks nothing).
+ */
+#define MODEL_L4_PROTO 1
+#define MODEL_L4_PORT  2
+#define MODEL_L4_FLAGS 4
+#define MODEL_L4_ALL   (MODEL_L4_PROTO | MODEL_L4_PORT | MODEL_L4_FLAGS)
+
 struct model_l4 {
 	__u8 proto; /* IPPROTO_TCP, _UDP, _ICMP, _ICMPV6 */
 	__u8 tcp_flags;
 	__u16 dport;
-	int known; /* its ports and flags could be read: not a later fragment */
+	int known; /* MODEL_L4_* */
 };
 
 struct model_out {

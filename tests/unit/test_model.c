@@ -375,8 +375,22 @@ static void gen_l4(struct gen *g, struct step *st)
 	if (st->l4.proto != IPPROTO_ICMP && st->l4.proto != IPPROTO_ICMPV6)
 		st->l4.dport = chance(&g->r, 75) ? port_list[below(&g->r, NPORTS)] :
 						   below(&g->r, 65536);
-	st->l4.known = !chance(&g->r, 6);
 	st->ext = st->v6 && chance(&g->r, 15) ? 1 + below(&g->r, 2) : 0;
+	/*
+	 * Most packets are read whole; some hide fields from the selectors,
+	 * which must then count them (fail closed): a later fragment (its
+	 * protocol alone), a TCP first fragment cut before its flags, an IPv6
+	 * header chain longer than the parser walks (nothing known).
+	 */
+	k = below(&g->r, 100);
+	if (k < 6)
+		st->l4.known = MODEL_L4_PROTO;
+	else if (k < 9 && st->l4.proto == IPPROTO_TCP)
+		st->l4.known = MODEL_L4_PROTO | MODEL_L4_PORT;
+	else if (k < 12 && st->v6)
+		st->l4.known = 0;
+	else
+		st->l4.known = MODEL_L4_ALL;
 }
 
 /* A window length in force, as the generator knows them. */
@@ -710,9 +724,14 @@ static void step_put(FILE *f, const struct step *st)
 			fprintf(f, " flags 0x%02x", st->l4.tcp_flags);
 		if (st->l4.proto == IPPROTO_TCP || st->l4.proto == IPPROTO_UDP)
 			fprintf(f, " to port %u", st->l4.dport);
-		if (!st->l4.known)
+		if (st->l4.known == MODEL_L4_PROTO)
 			fprintf(f, ", a later fragment");
-		if (st->ext)
+		else if (st->l4.known == (MODEL_L4_PROTO | MODEL_L4_PORT))
+			fprintf(f, ", a first fragment cut before the TCP flags");
+		else if (!st->l4.known)
+			fprintf(f, ", behind %d extension headers (more than the parser walks)",
+				XDP_RL_MAX_EXT_HDRS + 1);
+		else if (st->ext)
 			fprintf(f, ", %d extension header%s", st->ext, st->ext > 1 ? "s" : "");
 		if (st->size)
 			fprintf(f, ", %u-byte frame", st->size);
@@ -1581,8 +1600,11 @@ static int real_rule_add(struct run *r, const struct step *st, const struct xdp_
 	struct xdp_rl_rule_hits zero_hits[r->ncpu];
 	struct xdp_rl_rule_key4 k4 = { .prefixlen = st->len };
 	struct xdp_rl_rule_key6 k6 = { .prefixlen = st->len };
+	struct xdp_rl_rule with_len = *rule;
 	__u32 id = rule->id;
 
+	with_len.prefixlen = st->len; /* as user/rules.c's rule_insert writes it */
+	rule = &with_len;
 	memset(zero_hits, 0, sizeof(zero_hits));
 	memcpy(&k4.addr, st->a, 4);
 	memcpy(k6.addr, st->a, 16);
@@ -1648,15 +1670,17 @@ static int run_step(struct run *r, int i)
 	r->step = i;
 	switch (st->kind) {
 	case ST_PKT:
-		p = build(&(struct pkt_spec){ .family = st->v6 ? V6 : V4,
-					      .src = addr_str(st->v6, st->a, a),
-					      .vlans = st->vlans,
-					      .size = st->size,
-					      .proto = st->l4.proto,
-					      .dport = st->l4.dport,
-					      .tcp_flags = st->l4.tcp_flags,
-					      .later_fragment = !st->l4.known,
-					      .ext = st->ext });
+		p = build(&(struct pkt_spec){
+			.family = st->v6 ? V6 : V4,
+			.src = addr_str(st->v6, st->a, a),
+			.vlans = st->vlans,
+			.size = st->size,
+			.proto = st->l4.proto,
+			.dport = st->l4.dport,
+			.tcp_flags = st->l4.tcp_flags,
+			.later_fragment = st->l4.known == MODEL_L4_PROTO,
+			.first_cut = st->l4.known == (MODEL_L4_PROTO | MODEL_L4_PORT),
+			.ext = st->l4.known ? st->ext : XDP_RL_MAX_EXT_HDRS + 1 });
 		model_packet(&r->m, st->v6, st->a, &st->l4, p.len, &o);
 		pre = free_slots(r, &o.ins);
 		got = run(&r->e, &p, 1);

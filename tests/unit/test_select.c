@@ -91,6 +91,18 @@ UNIT_TEST(select_ports)
 		{ "IPv6 later TCP fragment",
 		  { V6, "2001:2:0:33::1", .proto = IPPROTO_TCP, .later_fragment = 1 },
 		  1 },
+		{ "IPv6 TCP to 22 past 8 extension headers (the walk's end)",
+		  { V6, "2001:2:0:38::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 8 },
+		  0 },
+		{ "IPv6 TCP to 22 past 9 extension headers (unclassified: selected, fail closed)",
+		  { V6, "2001:2:0:39::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 9 },
+		  1 },
+		{ "a first TCP fragment to 22 with 8 bytes of header (ports read)",
+		  { V4, "198.18.30.10", .proto = IPPROTO_TCP, .dport = 22, .first_cut = 1 },
+		  0 },
+		{ "a first TCP fragment to 80 with 8 bytes of header",
+		  { V4, "198.18.30.11", .proto = IPPROTO_TCP, .dport = 80, .first_cut = 1 },
+		  1 },
 	};
 	struct env e;
 
@@ -119,11 +131,23 @@ UNIT_TEST(select_syn)
 		  { V4, "198.18.31.3", .proto = IPPROTO_TCP, .dport = 443, .tcp_flags = ACK },
 		  0 },
 		{ "UDP", { V4, "198.18.31.4", .proto = IPPROTO_UDP, .dport = 443 }, 0 },
-		{ "a later TCP fragment (no flags: not a SYN)",
+		{ "a later TCP fragment (its flags unread: selected, fail closed)",
 		  { V4, "198.18.31.5", .proto = IPPROTO_TCP, .later_fragment = 1 },
+		  1 },
+		{ "a first TCP fragment cut before the flags (selected, fail closed)",
+		  { V4, "198.18.31.6", .proto = IPPROTO_TCP, .dport = 443, .first_cut = 1 },
+		  1 },
+		{ "a later UDP fragment (not TCP)",
+		  { V4, "198.18.31.7", .proto = IPPROTO_UDP, .later_fragment = 1 },
 		  0 },
 		{ "an IPv6 SYN",
 		  { V6, "2001:2:0:34::1", .proto = IPPROTO_TCP, .dport = 22, .tcp_flags = SYN },
+		  1 },
+		{ "an IPv6 first TCP fragment cut before the flags",
+		  { V6, "2001:2:0:3a::2", .proto = IPPROTO_TCP, .dport = 22, .first_cut = 1 },
+		  1 },
+		{ "an IPv6 ACK past 9 extension headers (unclassified)",
+		  { V6, "2001:2:0:3b::3", .proto = IPPROTO_TCP, .tcp_flags = ACK, .ext = 9 },
 		  1 },
 	};
 	struct env e;
@@ -142,6 +166,9 @@ UNIT_TEST(select_proto)
 		{ "ICMPv6", { V6, "2001:2:0:35::1", .proto = IPPROTO_ICMPV6 }, 1 },
 		{ "UDP over IPv6", { V6, "2001:2:0:36::1", .proto = IPPROTO_UDP, .dport = 53 }, 0 },
 		{ "ICMP over IPv4", { V4, "198.18.32.1", .proto = IPPROTO_ICMP }, 0 },
+		{ "UDP past 9 extension headers (unclassified: selected, fail closed)",
+		  { V6, "2001:2:0:36::2", .proto = IPPROTO_UDP, .dport = 53, .ext = 9 },
+		  1 },
 	};
 	struct env e;
 
@@ -164,6 +191,7 @@ UNIT_TEST(select_rule)
 				   .nlayers = 1,
 				   .lsid = 7,
 				   .layer = { { 1, 3600 * SEC_NS } },
+				   .prefixlen = 16,
 				   .select = { .syn = 1 } };
 	struct xdp_rl_rule_key4 k = { .prefixlen = 16 };
 	struct xdp_rl_layers zero = {};
@@ -239,5 +267,123 @@ UNIT_TEST(link_local)
 	env_live(&e, &live);
 	ASSERT_EQ(send_n(&e, &n1, 2) + send_n(&e, &n2, 2), 2,
 		  "link-local prefix: fe80::1 and fe80::2 share fe80::/64, as any source");
+	env_free(&e);
+}
+
+/* Put rule @r on 198.18.0.0/@len's prefix @addr (an IPv4 rule; its prefixlen set as rules.c sets it). */
+static void put_rule4(struct env *e, const char *addr, __u32 len, struct xdp_rl_rule r)
+{
+	struct xdp_rl_rule_key4 k = { .prefixlen = len };
+	struct xdp_rl_layers zero = {};
+
+	r.prefixlen = len;
+	inet_pton(AF_INET, addr, &k.addr);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r.id, &zero, 0);
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, &r, 0);
+}
+
+/*
+ * A rule whose selector misses is as if it did not exist: the next shorter
+ * rule that matches judges the packet, not the global limits. The case
+ * issue 21 found: 198.18.0.0/16 --deny under 198.18.7.7/32 --allow --proto
+ * icmp let UDP from 198.18.7.7 through. And a chain of rules with
+ * selectors, each missed, down to a rule without one.
+ */
+UNIT_TEST(select_rule_nested)
+{
+	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_SELECT, .nrules4 = 5 };
+	struct pkt udp =
+		build(&(struct pkt_spec){ V4, "198.18.7.7", .proto = IPPROTO_UDP, .dport = 53 });
+	struct pkt icmp = build(&(struct pkt_spec){ V4, "198.18.7.7", .proto = IPPROTO_ICMP });
+	struct pkt other = build(&(struct pkt_spec){ V4, "198.18.9.9", .proto = IPPROTO_ICMP });
+	struct pkt syn22 = build(&(struct pkt_spec){ V4, "198.19.1.1", .proto = IPPROTO_TCP,
+						     .dport = 22, .tcp_flags = SYN });
+	struct pkt udp22 =
+		build(&(struct pkt_spec){ V4, "198.19.1.1", .proto = IPPROTO_UDP, .dport = 22 });
+	struct pkt ack80 = build(&(struct pkt_spec){ V4, "198.19.1.1", .proto = IPPROTO_TCP,
+						     .dport = 80, .tcp_flags = ACK });
+	struct xdp_rl_stats before;
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "select rule nested: load"))
+		return;
+	put_rule4(&e, "198.18.0.0", 16,
+		  (struct xdp_rl_rule){ .id = 0, .action = XDP_RL_RULE_DENY });
+	put_rule4(&e, "198.18.7.7", 32,
+		  (struct xdp_rl_rule){ .id = 1,
+					.action = XDP_RL_RULE_ALLOW,
+					.select = { .proto = IPPROTO_ICMP } });
+	/* 198.19.0.0/16 1/h; inside it /24 --syn 2/h, /32 --dport 22 --proto udp allow. */
+	put_rule4(&e, "198.19.0.0", 16,
+		  (struct xdp_rl_rule){ .id = 2,
+					.action = XDP_RL_RULE_LIMIT,
+					.nlayers = 1,
+					.lsid = 12,
+					.layer = { { 1, 3600 * SEC_NS } } });
+	put_rule4(&e, "198.19.1.0", 24,
+		  (struct xdp_rl_rule){ .id = 3,
+					.action = XDP_RL_RULE_LIMIT,
+					.nlayers = 1,
+					.lsid = 13,
+					.layer = { { 2, 3600 * SEC_NS } },
+					.select = { .syn = 1 } });
+	put_rule4(&e, "198.19.1.1", 32,
+		  (struct xdp_rl_rule){ .id = 4,
+					.action = XDP_RL_RULE_ALLOW,
+					.select = { .proto = IPPROTO_UDP,
+						    .nports = 1,
+						    .port_lo = { 22 },
+						    .port_hi = { 22 } } });
+	live.layer[0].limit = 100;
+	live.layer[0].window_ns = 3600 * SEC_NS;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &icmp, 3), 3, "nested: ICMP from 198.18.7.7 is allowed by its /32");
+	ASSERT_EQ(send_n(&e, &udp, 3), 0,
+		  "nested: its UDP falls to the /16's deny, not the global");
+	ASSERT_EQ(send_n(&e, &other, 2), 0, "nested: the rest of the /16 is denied");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DENIED), 5, "nested: 5 denied");
+	ASSERT_EQ(send_n(&e, &udp22, 3), 3, "nested: UDP to 22 from 198.19.1.1: its /32 allows");
+	ASSERT_EQ(send_n(&e, &syn22, 4), 2, "nested: its SYNs: the /24's --syn 2/h");
+	ASSERT_EQ(send_n(&e, &ack80, 3), 1, "nested: its ACKs miss both selectors: the /16's 1/h");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_UNSELECTED), 0,
+		  "nested: nothing passed as unselected");
+	env_free(&e);
+}
+
+/*
+ * Past the walk's bound (user space refuses such rule sets: rules.c), a
+ * packet is counted by the global limits whatever their selector, never
+ * passed as unselected: five nested rules with selectors that miss.
+ */
+UNIT_TEST(select_rule_too_nested)
+{
+	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_SELECT, .nrules4 = 5 };
+	struct pkt ack = build(&(struct pkt_spec){ V4, "198.18.44.1", .proto = IPPROTO_TCP,
+						   .dport = 80, .tcp_flags = ACK });
+	static const char *const pfx[] = { "198.18.0.0", "198.18.32.0", "198.18.40.0",
+					   "198.18.44.0", "198.18.44.1" };
+	static const __u32 len[] = { 16, 19, 21, 24, 32 };
+	struct xdp_rl_stats before;
+	struct env e;
+	int i;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "select rule too nested: load"))
+		return;
+	for (i = 0; i < 5; i++)
+		put_rule4(&e, pfx[i], len[i],
+			  (struct xdp_rl_rule){
+				  .id = i, .action = XDP_RL_RULE_ALLOW, .select = { .syn = 1 } });
+	live.layer[0].limit = 2;
+	live.layer[0].window_ns = 3600 * SEC_NS;
+	live.select = (struct xdp_rl_select){ .proto = IPPROTO_UDP };
+	env_live(&e, &live);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &ack, 4), 2,
+		  "too nested: an ACK past %d rules is charged to the global 2/h, though it "
+		  "selects UDP",
+		  XDP_RL_SELECT_NEST + 1);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_UNSELECTED), 0,
+		  "too nested: nothing passed as unselected");
 	env_free(&e);
 }
