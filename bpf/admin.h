@@ -44,13 +44,13 @@
  * its count moves to the next generation, then it is given a start read
  * after that swap. Outside the insert lock (the clock is a helper call).
  */
-static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct window_clock *clk,
-					    __u64 window_ns, __u64 count)
+static __always_inline int window_reset_to(struct xdp_rl_state *s, const struct window_clock *clk,
+					   __u64 window_ns, __u64 count)
 {
 	__u64 e, c, g;
 	int i;
 
-	for (i = 0; i < WINDOW_TRIES; i++) {
+	for (i = 0; i < ADMIN_TRIES; i++) {
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = window_next_gen(xdp_rl_gen_of_count(c));
@@ -58,8 +58,20 @@ static __always_inline void window_reset_to(struct xdp_rl_state *s, const struct
 						(g << XDP_RL_COUNT_BITS) | count) != c)
 			continue;
 		__sync_val_compare_and_swap(&s->start_gen, e, window_start_now(clk, window_ns, g));
-		return;
+		return 0;
 	}
+	return -1;
+}
+
+/*
+ * Why a charge of @inc to @s charged nothing (window_hit returned
+ * XDP_RL_COUNT_SAT): its count is at its ceiling, or it kept changing.
+ */
+static __always_inline int admin_hit_failed(struct xdp_rl_state *s, __u64 inc)
+{
+	return xdp_rl_count(READ_ONCE(s->count_gen)) + inc >= XDP_RL_COUNT_SAT ?
+		       XDP_RL_ADMIN_ESATURATED :
+		       XDP_RL_ADMIN_EBUSY;
 }
 
 /*
@@ -98,13 +110,13 @@ static __always_inline int admin_layer(const struct xdp_rl_admin *rq, int i, __u
  * (BUSY), close the windows of the request's layers (count 0) or move them
  * to their next generation holding rq->count, and give the slot back.
  * Returns the slot (for the starts to be set after the lock), or NULL if
- * the key has none.
+ * the key has none; *@busy set if a window kept changing (only packets
+ * that matched the slot before the claim can, one per CPU).
  */
-static __always_inline struct xdp_rl_slot *admin_close_key(void *bk1, void *bk2,
-							   struct xdp_rl_lock *lk, const int v6,
-							   const struct table_key *key,
-							   const struct table_pos *pos,
-							   const struct xdp_rl_admin *rq)
+static __always_inline struct xdp_rl_slot *
+admin_close_key(void *bk1, void *bk2, struct xdp_rl_lock *lk, const int v6,
+		const struct table_key *key, const struct table_pos *pos,
+		const struct xdp_rl_admin *rq, int *busy_out)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
 	struct xdp_rl_slot *s = NULL;
@@ -116,21 +128,44 @@ static __always_inline struct xdp_rl_slot *admin_close_key(void *bk1, void *bk2,
 	busy = (pos->tag & ~XDP_RL_TAG_FLAGS) | XDP_RL_TAG_BUSY;
 	bpf_spin_lock(&lk->lock);
 	if (bucket_match(bk1, v6, key, pos->tag, &at))
-		s = bk1 + (at % XDP_RL_BUCKET_SLOTS) * size;
+		s = bucket_slot(bk1, at % XDP_RL_BUCKET_SLOTS, size);
 	else if (bucket_match(bk2, v6, key, pos->tag, &at))
-		s = bk2 + (at % XDP_RL_BUCKET_SLOTS) * size;
+		s = bucket_slot(bk2, at % XDP_RL_BUCKET_SLOTS, size);
 	if (s && __sync_val_compare_and_swap(&s->tag, pos->tag, busy) == pos->tag) {
 		st = slot_states(s, v6);
 #pragma unroll
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
-			if (admin_layer(rq, i, cfg_layers))
-				window_close(&st[i], rq->count);
+			if (admin_layer(rq, i, cfg_layers) && window_close(&st[i], rq->count))
+				*busy_out = 1;
 		__sync_val_compare_and_swap(&s->tag, busy, pos->tag);
 	} else {
 		s = NULL;
 	}
 	bpf_spin_unlock(&lk->lock);
 	return s;
+}
+
+/*
+ * A slot given by a request counts in the --new-sources window as a
+ * packet's insert does, so that the window counts every slot given; it is
+ * never refused by it (an operator asked for it).
+ */
+static __always_inline void admin_new_source(const struct window_clock *clk)
+{
+	const struct xdp_rl_live *live;
+	struct xdp_rl_config *cfg;
+	struct xdp_rl_state *w;
+	__u32 zero = 0;
+	__u64 gen;
+	int op = 0;
+
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	w = bpf_map_lookup_elem(&newsrc, &zero);
+	if (!cfg || !w)
+		return;
+	live = live_of(cfg);
+	if (live->new_sources.limit)
+		window_hit(w, clk, live->new_sources.window_ns, 1, &op, &gen, NULL);
 }
 
 /* admin_key: the key's slot went to another key under the request: look again. */
@@ -159,7 +194,7 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	struct charge ch;
 	void *bk1, *bk2;
 	__u64 opened = 0;
-	int i, op;
+	int i, op, failed = 0, busy = 0;
 	long at;
 
 	pos.tick = clock_ticks();
@@ -179,17 +214,23 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 		ch.held_to = 0;
 #pragma unroll
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-			if (!admin_layer(rq, i, cfg_layers))
+			if (!admin_layer(rq, i, cfg_layers) || failed)
 				continue;
 			op = 0;
-			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], NULL);
+			if (window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i],
+				       NULL) == XDP_RL_COUNT_SAT) {
+				/* Nothing charged there: the layers before give theirs back. */
+				failed = admin_hit_failed(&w[i], rq->count);
+				continue;
+			}
 			opened += op;
 			ch.held_to = i + 1;
 		}
 		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-		if (READ_ONCE(s->tag) != pos.tag) {
+		if (failed || READ_ONCE(s->tag) != pos.tag) {
 			layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
-			return ADMIN_AGAIN; /* the slot passed to another key */
+			/* Its slot passed to another key under the charge: again. */
+			return failed ? failed : ADMIN_AGAIN;
 		}
 		slot_touch(s, pos.tick);
 		return 1;
@@ -199,9 +240,11 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	lk = bpf_map_lookup_elem(&locks, &pos.lock);
 	if (!bk1 || !bk2 || !lk)
 		return -1;
-	s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq);
+	s = admin_close_key(bk1, bk2, lk, v6, &key, &pos, rq, &busy);
 	if (!s)
 		return ADMIN_AGAIN; /* it lost its slot meanwhile */
+	if (busy)
+		return XDP_RL_ADMIN_EBUSY;
 	if (rq->count) {
 		w = slot_states(s, v6);
 #pragma unroll
@@ -232,6 +275,7 @@ static __always_inline int admin_slot(const struct xdp_rl_admin *rq, void *map, 
 {
 	struct table_key key = { { rq->key[0], rq->key[1], rq->key[2], rq->key[3] } };
 	struct table_pos pos;
+	long at;
 
 	pos.tick = clock_ticks();
 	pos.now = clk->now;
@@ -239,7 +283,12 @@ static __always_inline int admin_slot(const struct xdp_rl_admin *rq, void *map, 
 	table_pos(&pos, &key, v6, rq->lsid, t);
 	if (table_find(map, v6, &key, &pos) >= 0)
 		return 0;
-	return table_insert(t, &key, &pos, st) < 0 ? -1 : 0;
+	at = table_insert(t, &key, &pos, st);
+	if (at < 0)
+		return XDP_RL_ADMIN_ENOSLOT;
+	if (at_inserted(at))
+		admin_new_source(clk);
+	return 0;
 }
 
 /*
@@ -256,7 +305,7 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 	struct xdp_rl_state *w = lru_states(e, v6);
 	__u64 opened = 0, fresh[2], c;
 	struct charge ch;
-	int i, op, lost = 0;
+	int i, op, lost = 0, failed = 0;
 
 	lru_fresh(pos, v6, t, fresh);
 	ch.held_to = 0;
@@ -288,15 +337,22 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 		if (rq->op == XDP_RL_ADMIN_RESET && !rq->count)
 			continue;
 		op = 0;
-		window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], fresh);
-		lost |= ch.gens[i] == WINDOW_LOST;
+		if (window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], fresh) ==
+		    XDP_RL_COUNT_SAT) {
+			/* Nothing charged: the element went to another key, or the window is full or busy. */
+			if (ch.gens[i] == WINDOW_LOST)
+				lost = 1;
+			else
+				failed = admin_hit_failed(&w[i], rq->count);
+			break;
+		}
 		opened += op;
 	}
 	if (rq->op == XDP_RL_ADMIN_CHARGE)
 		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	if (lost || !lru_holds(e, v6, pos)) {
+	if (failed || lost || !lru_holds(e, v6, pos)) {
 		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
-		return 0;
+		return failed ? failed : ADMIN_AGAIN;
 	}
 	lru_touch(e, v6, pos->tick);
 	return 1;
@@ -349,15 +405,19 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 		if (!e) {
 			r = lru_insert(map, v6, t, &pos, 1);
 			if (r < 0)
-				return -1;
+				return XDP_RL_ADMIN_ENOSLOT;
+			if (at_inserted(r))
+				admin_new_source(clk);
 			e = bpf_map_lookup_elem(map, pos.lkey);
 			if (!e)
 				continue;
 		}
-		if (admin_lru_change(rq, e, t, v6, &pos, clk, st))
-			return 1;
+		r = admin_lru_change(rq, e, t, v6, &pos, clk, st);
+		if (r != ADMIN_AGAIN)
+			return r;
 	}
-	return -1;
+	/* The element kept going to other keys, or its windows kept changing. */
+	return XDP_RL_ADMIN_EBUSY;
 }
 
 /* RESET and CHARGE of a --shared rule's budget (no slot, no tag). */
@@ -366,28 +426,41 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
 {
 	struct xdp_rl_state *w;
 	__u32 id = rq->index;
-	__u64 gen, opened = 0;
-	int i, op;
+	__u64 opened = 0;
+	struct charge ch;
+	int i, op, failed = 0;
 
 	w = bpf_map_lookup_elem(&shared, &id);
 	if (!w)
-		return -1;
+		return XDP_RL_ADMIN_EFAIL;
+	ch.held_to = 0;
 #pragma unroll
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
-		if (!admin_layer(rq, i, XDP_RL_MAX_LAYERS))
+		if (!admin_layer(rq, i, XDP_RL_MAX_LAYERS) || failed)
 			continue;
 		op = 0;
-		if (rq->op == XDP_RL_ADMIN_CHARGE)
-			window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &gen, NULL);
-		else if (rq->count)
-			window_reset_to(&w[i], clk, rq->window_ns[i], rq->count);
-		else
-			window_close(&w[i], 0);
+		/*
+		 * A budget every source of the prefix charges: under a flood its
+		 * words change all the time, and a swap may keep losing. What
+		 * cannot be done is said (EBUSY), and asked again by xdp-rl.
+		 */
+		if (rq->op == XDP_RL_ADMIN_CHARGE) {
+			if (window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i],
+				       NULL) == XDP_RL_COUNT_SAT)
+				failed = admin_hit_failed(&w[i], rq->count);
+			else
+				ch.held_to = i + 1;
+		} else if (rq->count ? window_reset_to(&w[i], clk, rq->window_ns[i], rq->count) :
+				       window_close(&w[i], 0)) {
+			failed = XDP_RL_ADMIN_EBUSY;
+		}
 		opened += op;
 	}
+	if (failed && rq->op == XDP_RL_ADMIN_CHARGE)
+		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, XDP_RL_MAX_LAYERS);
 	/* As a key's charge (admin_key): the windows it opened are counted. */
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
-	return 1;
+	return failed ? failed : 1;
 }
 
 /*
@@ -406,7 +479,7 @@ static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, cons
 	struct xdp_rl_state *st;
 	__u64 tag, h, busy;
 	__u32 b = rq->index, j, lock;
-	int i, n = 0;
+	int i, n = 0, failed = 0;
 	void *bk;
 
 	bk = bpf_map_lookup_elem(map, &b);
@@ -442,14 +515,15 @@ static __always_inline int admin_bucket(struct xdp_rl_admin *rq, void *map, cons
 			st = slot_states(s, v6);
 #pragma unroll
 			for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
-				if (admin_layer(rq, i, cfg_layers))
-					window_close(&st[i], 0);
+				if (admin_layer(rq, i, cfg_layers) && window_close(&st[i], 0))
+					failed = 1;
 			__sync_val_compare_and_swap(&s->tag, busy, tag);
 			n++;
 		}
 		bpf_spin_unlock(&lk->lock);
 	}
-	return n;
+	/* Closing a window again is harmless: asking again finishes the bucket. */
+	return failed ? XDP_RL_ADMIN_EBUSY : n;
 }
 
 /* What admin_lru_close's callbacks do across the elements they are given. */
@@ -649,7 +723,8 @@ int admin(struct xdp_md *ctx)
 			if (r != ADMIN_AGAIN)
 				goto done;
 		}
-		r = 0;
+		/* Its slot went to other keys under each try: asked again (user/admin.c). */
+		r = XDP_RL_ADMIN_EBUSY;
 		break;
 	}
 done:

@@ -360,7 +360,14 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 			if ((__u32)i >= cfg_layers)
 				break;
-			window_close_in(&vst[i], 0, 0); /* a bucket table's */
+			/*
+			 * A bucket table's. The slot is BUSY: only packets that
+			 * matched it before can still charge it, one per CPU at
+			 * most, so the swaps run out only under a storm; the new
+			 * key then starts with the old one's count, which can
+			 * only refuse it packets, never admit one.
+			 */
+			window_close_in(&vst[i], 0, 0, WINDOW_TRIES);
 		}
 		if (v6) {
 			k6 = (void *)(s + 1);

@@ -198,26 +198,36 @@ __noinline int window_undo(struct xdp_rl_state *s, __u64 gen, __u64 inc)
  * count moves to the next generation, empty, with no start, so the next
  * charge starts that window then (I5). Used when a slot passes to another
  * key (table.h) and by `xdp-rl reset` (admin.h). @count: what the next
- * window holds (`reset --count`), 0 otherwise.
+ * window holds (`reset --count`), 0 otherwise. Returns 0, or -1 if the
+ * word changed under each of @tries swaps (charges landing meanwhile):
+ * then nothing was written.
  */
-static __always_inline void window_close_in(struct xdp_rl_state *s, __u64 count, const int lru)
+static __always_inline int window_close_in(struct xdp_rl_state *s, __u64 count, const int lru,
+					   const int tries)
 {
 	__u64 c;
 	int i;
 
-	for (i = 0; i < WINDOW_TRIES; i++) {
+	for (i = 0; i < tries; i++) {
 		c = READ_ONCE(s->count_gen);
 		if (__sync_val_compare_and_swap(&s->count_gen, c,
 						(window_next_gen_in(xdp_rl_gen_of_count(c), lru)
 						 << XDP_RL_COUNT_BITS) |
 							count) == c)
-			return;
+			return 0;
 	}
+	return -1;
 }
 
-static __always_inline void window_close(struct xdp_rl_state *s, __u64 count)
+/*
+ * Swaps a change asked by user space (admin.h) tries before it says the
+ * window is busy, which the command then asks again (user/admin.c).
+ */
+#define ADMIN_TRIES 32
+
+static __always_inline int window_close(struct xdp_rl_state *s, __u64 count)
 {
-	window_close_in(s, count, cfg_table == XDP_RL_TABLE_LRU);
+	return window_close_in(s, count, cfg_table == XDP_RL_TABLE_LRU, ADMIN_TRIES);
 }
 
 /*

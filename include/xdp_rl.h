@@ -813,10 +813,23 @@ struct xdp_rl_admin {
 	__u32 from, to; /* layers */
 	__u64 count;
 	__u64 window_ns[XDP_RL_MAX_LAYERS]; /* the layers' lengths (RESET with a count, CHARGE) */
-	/* Out: 1 done (CLOSE_BUCKET: the live slots closed), 0 no such key, < 0 failed. */
+	/*
+	 * Out: 1 done (CLOSE_BUCKET: the live slots closed), 0 no such key, or
+	 * an XDP_RL_ADMIN_E* below: nothing was changed (a change of several
+	 * layers is taken back, or was of windows whose next change makes it
+	 * again: asking again is safe).
+	 */
 	__s32 result;
 	__u32 pad;
 };
+
+#define XDP_RL_ADMIN_EFAIL -1 /* a map the request needs is not there */
+/* A window kept changing under traffic through every try: ask again. */
+#define XDP_RL_ADMIN_EBUSY -2
+/* CHARGE: the count would pass its ceiling (XDP_RL_COUNT_SAT): nothing charged. */
+#define XDP_RL_ADMIN_ESATURATED -3
+/* CHARGE or RESET to a count: the key could not be given a slot (the table is busy). */
+#define XDP_RL_ADMIN_ENOSLOT -4
 
 /* ---- Statistics (per-CPU array, one element) ----------------------------- */
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* admin.c - changes to a limiter's windows, made by its program (see admin.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "admin.h"
@@ -40,14 +42,46 @@ static int key_request(const struct limiter *l, __u32 op, __u32 table, const __u
 		memcpy(rq.key, k, sizeof(rq.key));
 	for (i = from; lay && i < to && i < XDP_RL_MAX_LAYERS; i++)
 		rq.window_ns[i] = lay[i].window_ns;
-	if (admin_run(l, &rq))
-		return -1;
-	fault_point("admin: request done");
-	if (rq.result < 0) {
-		errno = EIO;
-		return -1;
+	/*
+	 * A window that kept changing under traffic through the program's
+	 * tries is asked again (nothing was changed, or what was is made
+	 * again), a millisecond apart: each try loses only to packets landing.
+	 */
+	for (i = 0; i < ADMIN_ASKS; i++) {
+		if (admin_run(l, &rq))
+			return -1;
+		fault_point("admin: request done");
+		if (rq.result != XDP_RL_ADMIN_EBUSY)
+			break;
+		usleep(1000);
 	}
-	return rq.result;
+	if (rq.result >= 0)
+		return rq.result;
+	switch (rq.result) {
+	case XDP_RL_ADMIN_EBUSY: errno = EBUSY; break;
+	case XDP_RL_ADMIN_ESATURATED: errno = EOVERFLOW; break;
+	case XDP_RL_ADMIN_ENOSLOT: errno = ENOSPC; break;
+	default: errno = EIO;
+	}
+	return -1;
+}
+
+const char *admin_strerror(int e)
+{
+	static char buf[160];
+
+	switch (e) {
+	case EBUSY:
+		snprintf(buf, sizeof(buf),
+			 "its window kept changing under traffic through %d tries (nothing was "
+			 "changed; run it again)",
+			 ADMIN_ASKS);
+		return buf;
+	case EOVERFLOW:
+		return "the window's count would pass its ceiling (nothing was charged)";
+	case ENOSPC: return "no slot could be had in its table (nothing was charged)";
+	default: return strerror(e);
+	}
 }
 
 int admin_reset(const struct limiter *l, int id, const __u32 k[4], __u32 lsid, __u32 from, __u32 to,

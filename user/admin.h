@@ -14,6 +14,20 @@
 int admin_run(const struct limiter *l, struct xdp_rl_admin *rq);
 
 /*
+ * Times a request the program found busy (XDP_RL_ADMIN_EBUSY: a window
+ * kept changing under traffic) is asked, a millisecond apart.
+ */
+#define ADMIN_ASKS 200
+
+/*
+ * The requests below fail with errno EBUSY (still busy after ADMIN_ASKS),
+ * EOVERFLOW (a charge past a count's ceiling), ENOSPC (no slot could be had)
+ * or what the kernel said; nothing is left changed. admin_strerror() says
+ * which in words.
+ */
+const char *admin_strerror(int e);
+
+/*
  * The windows of layers [@from, @to) of key @k under limit set @lsid in the
  * table pinned as @id (PIN_SRC4 .. PIN_AGG6), or of the --shared rule @id
  * when @id is -1 - @rule_id: start them afresh, empty (@count 0) or

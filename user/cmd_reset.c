@@ -89,7 +89,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
 	if (t.kind == TARGET_SHARED) {
 		if (admin_reset_shared(l, t.rule.id, 0, t.n, count, t.lay) < 0) {
-			log_err("cannot reset the shared budget of %s on '%s': %m", key, l->ifname);
+			log_err("cannot reset the shared budget of %s on '%s': %s", key, l->ifname,
+				admin_strerror(errno));
 			return EXIT_FAIL;
 		}
 		if (has_count)
@@ -103,7 +104,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	}
 	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, count, t.lay);
 	if (r < 0) {
-		log_err("cannot reset %s on '%s': %m", key, l->ifname);
+		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (has_count) {
@@ -120,7 +121,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
 	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, 0, t.lay);
 	if (r < 0) {
-		log_err("cannot reset %s on '%s': %m", key, l->ifname);
+		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
 	}
 	if (r > 0)
@@ -224,8 +225,7 @@ static int cmd_charge(int argc, char **argv)
 	if (r <= 0) {
 		if (r == 0)
 			errno = ENOSPC;
-		log_err("cannot charge %s on '%s': %m%s", key, ifname,
-			r == 0 ? " (no slot could be had in its table)" : "");
+		log_err("cannot charge %s on '%s': %s", key, ifname, admin_strerror(errno));
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}

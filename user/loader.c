@@ -206,7 +206,7 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 		errno = e;
 		log_err("cannot load the XDP program into the kernel: %m%s%s", floor,
 			*floor || log_level >= 2 ? "" :
-						    " (run 'xdp-rl -vv load ...' for libbpf's log)");
+						   " (run 'xdp-rl -vv load ...' for libbpf's log)");
 		goto out;
 	}
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++)

@@ -710,7 +710,8 @@ int forget_all(const struct limiter *l, __u64 *n)
 		return -1;
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		if (admin_close_table(l, tables[i], 0, XDP_RL_MAX_LAYERS, &closed)) {
-			log_err("cannot reset the sources of '%s': %m", l->ifname);
+			log_err("cannot reset the sources of '%s': %s", l->ifname,
+				admin_strerror(errno));
 			return -1;
 		}
 	}
@@ -718,7 +719,8 @@ int forget_all(const struct limiter *l, __u64 *n)
 	*n = fw.open;
 	if (fw.err) {
 		errno = fw.err;
-		log_err("cannot reset the shared budgets of '%s': %m", l->ifname);
+		log_err("cannot reset the shared budgets of '%s': %s", l->ifname,
+			admin_strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -573,6 +573,9 @@ static struct model_win *key_windows(struct model *m, int t, const __u8 a[16], _
 	if (!k && insert) {
 		k = key_insert(m, t, a, lsid);
 		where_key(&o->ins, t, a, lsid);
+		/* Counted in the --new-sources window as a packet's insert, never refused by it. */
+		if (m->live.new_sources.limit)
+			win_hit(m, &m->newsrc, m->live.new_sources.window_ns, 1);
 	}
 	return k ? k->w : NULL;
 }

@@ -4,6 +4,10 @@
  * limit changes, dry run, the saturated count, a stray window end, aligned
  * windows; keys by prefix, and limits in bytes.
  */
+#include <errno.h>
+#include <arpa/inet.h>
+
+#include "admin.h"
 #include "harness.h"
 
 UNIT_TEST(window)
@@ -221,5 +225,28 @@ UNIT_TEST(bytes)
 		  "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes [passed]");
 	ASSERT_EQ(count4(&e, "198.18.5.1"), 1200,
 		  "bytes: limit 1000, 100-byte frames -> 10 pass, count 1200 bytes [count]");
+	env_free(&e);
+}
+
+/*
+ * Issue 21: `charge` past a count's ceiling charged nothing and said it was
+ * done. Now it fails with EOVERFLOW, and nothing is charged.
+ */
+UNIT_TEST(charge_saturated)
+{
+	struct xdp_rl_layer lay = { 5, 3600 * SEC_NS };
+	__u32 k[4] = { htonl(0xc6120909) };
+	struct env e;
+	int r;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "charge saturated: load"))
+		return;
+	env_set(&e, 5, 3600 * SEC_NS, 0);
+	ASSERT_EQ(admin_charge(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 7, &lay), 1,
+		  "charge saturated: 7 charged");
+	r = admin_charge(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, XDP_RL_COUNT_SAT, &lay);
+	ASSERT_EQ(r, -1, "charge saturated: a charge to the ceiling fails");
+	ASSERT_EQ(errno, EOVERFLOW, "charge saturated: ... saying the count would pass it");
+	ASSERT_EQ(count4(&e, "198.18.9.9"), 7, "charge saturated: nothing more was charged");
 	env_free(&e);
 }
