@@ -191,9 +191,10 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	struct xdp_rl_slot *s;
 	struct xdp_rl_lock *lk;
 	struct table_pos pos;
+	struct where wh = {};
 	struct charge ch;
 	void *bk1, *bk2;
-	__u64 opened = 0;
+	__u64 opened = 0, gen, e;
 	int i, op, failed = 0, busy = 0;
 	long at;
 
@@ -208,6 +209,8 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 	if (!s)
 		return -1;
 	w = slot_states(s, v6);
+	wh.t = t;
+	wh.index = at_index(at);
 	if (rq->op == XDP_RL_ADMIN_CHARGE) {
 		/* As a packet charges, without the limit check (layers.h). */
 		ch.held_from = 0;
@@ -223,6 +226,8 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 				failed = admin_hit_failed(&w[i], rq->count);
 				continue;
 			}
+			if (op)
+				words_open(&wh, i, ch.gens[i]);
 			opened += op;
 			ch.held_to = i + 1;
 		}
@@ -252,10 +257,12 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 			if (!admin_layer(rq, i, cfg_layers))
 				continue;
 			/* Its start, now: as a turnover's, read after the swap. */
-			__sync_val_compare_and_swap(
-				&w[i].start_gen, READ_ONCE(w[i].start_gen),
-				window_start_now(clk, rq->window_ns[i],
-						 xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen))));
+			gen = xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen));
+			e = READ_ONCE(w[i].start_gen);
+			if (__sync_val_compare_and_swap(&w[i].start_gen, e,
+							window_start_now(clk, rq->window_ns[i],
+									 gen)) == e)
+				words_open(&wh, i, gen);
 		}
 		slot_touch(s, pos.tick);
 	}
@@ -303,7 +310,8 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 					    const struct window_clock *clk, struct xdp_rl_stats *st)
 {
 	struct xdp_rl_state *w = lru_states(e, v6);
-	__u64 opened = 0, fresh[2], c;
+	struct where wh = { .t = t, .remote = lru_remote(e, v6), .drops = lru_drops(e, v6, 0) };
+	__u64 opened = 0, fresh[2], c, gen;
 	struct charge ch;
 	int i, op, lost = 0, failed = 0;
 
@@ -328,10 +336,13 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 				lost = 1;
 				break;
 			}
-			if (!window_move_on(&w[i], c, rq->count, clk, rq->window_ns[i])) {
+			gen = window_move_on(&w[i], c, rq->count, clk, rq->window_ns[i]);
+			if (!gen) {
 				lost = 1; /* changed meanwhile: looked at again */
 				break;
 			}
+			if (rq->count)
+				words_open(&wh, i, gen);
 			continue;
 		}
 		if (rq->op == XDP_RL_ADMIN_RESET && !rq->count)
@@ -346,6 +357,8 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 				failed = admin_hit_failed(&w[i], rq->count);
 			break;
 		}
+		if (op)
+			words_open(&wh, i, ch.gens[i]);
 		opened += op;
 	}
 	if (rq->op == XDP_RL_ADMIN_CHARGE)
@@ -424,6 +437,7 @@ static __always_inline int admin_lru_key(struct xdp_rl_admin *rq, void *map, con
 static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct window_clock *clk,
 					struct xdp_rl_stats *st)
 {
+	struct where wh = { .t = T_SHARED, .index = rq->index };
 	struct xdp_rl_state *w;
 	__u32 id = rq->index;
 	__u64 opened = 0;
@@ -453,8 +467,12 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
 		} else if (rq->count ? window_reset_to(&w[i], clk, rq->window_ns[i], rq->count) :
 				       window_close(&w[i], 0)) {
 			failed = XDP_RL_ADMIN_EBUSY;
+		} else if (rq->count) {
+			op = 1; /* a window started holding the count */
 		}
-		opened += op;
+		if (op)
+			words_open(&wh, i, xdp_rl_gen_of_count(READ_ONCE(w[i].count_gen)));
+		opened += rq->op == XDP_RL_ADMIN_CHARGE ? op : 0;
 	}
 	if (failed && rq->op == XDP_RL_ADMIN_CHARGE)
 		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, XDP_RL_MAX_LAYERS);
@@ -600,8 +618,7 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
 	at = table_find(map, v6, &key, &pos);
 	if (at < 0 || rq->from >= cfg_layers)
 		return 0;
-	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, at_index(at), rq->from,
-			       cfg_layers);
+	k = xdp_rl_drops_index(cfg_drops_base, t, at_index(at), rq->from, cfg_layers);
 	word = bpf_map_lookup_elem(&remote, &k);
 	if (!word)
 		return -1;

@@ -18,10 +18,15 @@
  * With an LRU table (lru.h) a key's drops word is in its element, and its
  * windows are called by a hash of the key in the hot entries (entry_hot):
  * `hot_key` keeps the key beside each entry, for the flush to look the
- * element up. There a window's generation is not its predecessor's + 1
- * (window.h), so a flush adds to the word only while the window it counts
- * for is still the one open (its generation is the window's now), and
- * drops the drops of a window over.
+ * element up.
+ *
+ * A flush adds to the word only while the window it counts for is still
+ * the one open (its generation is the window's now), on either table, and
+ * drops the drops of a window over: an entry may sit idle on a CPU for
+ * any number of windows. What remains: an entry idle until its slot's
+ * window comes round to the same 16-bit generation (65 536 windows later)
+ * adds its drops (fewer than XDP_RL_HOT_FLUSH) to that window's; only the
+ * drops shown, never a verdict.
  */
 #ifndef XDP_RL_HOT_H
 #define XDP_RL_HOT_H
@@ -51,9 +56,9 @@ static __always_inline __u64 *hot_lru_word(void *map, const int v6, __u32 e, __u
 }
 
 /*
- * LRU tables: add @n drops of window generation @gen to @word while that
- * window is the one open (@cur, its generation now); else they are of a
- * window over, and dropped.
+ * Add @n drops of window generation @gen to @word while that window is the
+ * one open (@cur, its generation now); else they are of a window over, and
+ * dropped. A word of another generation starts again with them.
  */
 static __always_inline int hot_flush_now(__u64 *word, __u64 gen, __u64 cur, __u64 n)
 {
@@ -78,61 +83,63 @@ static __always_inline int hot_flush_now(__u64 *word, __u64 gen, __u64 cur, __u6
 }
 
 /*
- * Add @n drops of window @id to its word in `drops`: while the word names
- * that window's generation; a word of an older generation starts again;
- * drops of a generation older than the word's are of a window over, and
- * dropped. @e: the hot entry they were counted in (an LRU table's key is
- * in hot_key there). Global, so that the verifier checks it once.
+ * The bucket table: the window of layer @layer of slot @index in @map (a
+ * constant at each call site, so that the lookup is inlined), its
+ * generation now in *cur.
+ */
+static __always_inline void hot_slot_gen(void *map, const int v6, __u32 index, __u32 layer,
+					 __u64 *cur)
+{
+	struct xdp_rl_slot *s = buckets_slot(map, v6, index);
+
+	if (s && layer < cfg_layers)
+		*cur = xdp_rl_gen_of_count(READ_ONCE(slot_states(s, v6)[layer & 3].count_gen));
+}
+
+/*
+ * Add @n drops of window @id to its word: while that window is the one
+ * open in its state (its generation now); else they are of a window over,
+ * and dropped, however long the entry kept them (an idle entry flushed
+ * thousands of windows later must not overwrite the window open then).
+ * The word of an LRU key is in its element, the bucket table's and the
+ * shared budgets' in `drops`. @e: the hot entry they were counted in (an
+ * LRU table's key is in hot_key there). Global, so that the verifier
+ * checks it once.
  */
 __noinline int hot_flush(__u64 id, __u64 n, __u32 e)
 {
 	__u32 kind = (id >> 48) - 1, t = kind / XDP_RL_MAX_LAYERS, layer = kind % XDP_RL_MAX_LAYERS;
 	__u32 index = (id >> 16) & 0xffffffff, k;
-	__u64 gen = id & 0xffff, w, wgen, next, cur = ~0ULL;
+	__u64 gen = id & 0xffff, cur = ~0ULL;
 	struct xdp_rl_state *sh;
-	__u64 *word;
-	int i;
+	__u64 *word = NULL;
 
 	if (!id || t > T_SHARED)
 		return 0;
-	if (cfg_table == XDP_RL_TABLE_LRU) {
+	if (t == T_SHARED) {
+		k = xdp_rl_drops_index(cfg_drops_base, t, index, layer, XDP_RL_MAX_LAYERS);
+		word = bpf_map_lookup_elem(&drops, &k);
+		sh = bpf_map_lookup_elem(&shared, &index);
+		if (sh)
+			cur = xdp_rl_gen_of_count(READ_ONCE(sh[layer & 3].count_gen));
+	} else if (cfg_table == XDP_RL_TABLE_LRU) {
 		switch (t) {
 		case T_SRC4: word = hot_lru_word(&src4, 0, e, layer, &cur); break;
 		case T_SRC6: word = hot_lru_word(&src6, 1, e, layer, &cur); break;
 		case T_AGG4: word = hot_lru_word(&agg4, 0, e, layer, &cur); break;
 		case T_AGG6: word = hot_lru_word(&agg6, 1, e, layer, &cur); break;
-		default:
-			/* A shared budget: its word in `drops`, its window in `shared`. */
-			k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, index, layer,
-					       XDP_RL_MAX_LAYERS);
-			word = bpf_map_lookup_elem(&drops, &k);
-			sh = bpf_map_lookup_elem(&shared, &index);
-			if (sh)
-				cur = xdp_rl_gen_of_count(READ_ONCE(sh[layer & 3].count_gen));
-			break;
 		}
-		return hot_flush_now(word, gen, cur, n);
+	} else {
+		k = xdp_rl_drops_index(cfg_drops_base, t, index, layer, cfg_layers);
+		word = bpf_map_lookup_elem(&drops, &k);
+		switch (t) {
+		case T_SRC4: hot_slot_gen(&src4, 0, index, layer, &cur); break;
+		case T_SRC6: hot_slot_gen(&src6, 1, index, layer, &cur); break;
+		case T_AGG4: hot_slot_gen(&agg4, 0, index, layer, &cur); break;
+		case T_AGG6: hot_slot_gen(&agg6, 1, index, layer, &cur); break;
+		}
 	}
-	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, index, layer,
-			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
-	word = bpf_map_lookup_elem(&drops, &k);
-	if (!word)
-		return 0;
-	for (i = 0; i < WINDOW_TRIES; i++) {
-		w = READ_ONCE(*word);
-		wgen = w >> XDP_RL_DROPS_BITS;
-		if (wgen == gen)
-			next = w + n;
-		else if (((gen - wgen) & 0xffff) < 0x8000)
-			next = (gen << XDP_RL_DROPS_BITS) | n; /* a newer window */
-		else
-			return 0; /* an older one: over */
-		if ((next & XDP_RL_DROPS_MASK) < (w & XDP_RL_DROPS_MASK) && wgen == gen)
-			return 0; /* never wraps into the generation */
-		if (__sync_val_compare_and_swap(word, w, next) == w)
-			return 0;
-	}
-	return 0;
+	return hot_flush_now(word, gen, cur, n);
 }
 
 /*

@@ -32,8 +32,52 @@ struct where {
 	__u32 fleet;
 	__u32 pad;
 	__u64 *remote; /* LRU: the element's fleet words (table.h); NULL: the `remote` map's */
+	__u64 *drops;  /* LRU: the element's drops words; NULL: the `drops` map's */
 	__u64 *fresh;  /* LRU: the key's fresh windows, start_gen and count_gen; NULL: none */
 };
+
+/*
+ * A window of generation @gen was just opened (this CPU gave it its
+ * start): its drops word and its fleet word must count nothing of an
+ * older window that carries the same 16-bit generation, which the bucket
+ * table's slot reaches again after 65 536 of its windows, and an LRU
+ * element whenever the limiter's generation counter comes round to it. A
+ * word still tagged @gen with something in it is from such a window, and
+ * starts again empty; a word tagged otherwise counts nothing for @gen
+ * already. Every opening of every generation does this, so no stale word
+ * outlives the next window of its generation: no probabilistic hole, only
+ * the instant between the start and this swap, when a packet may read the
+ * stale share (refused, never passed) and a flush or the agent may write
+ * a word this swap then empties (drops not shown; a share missing until
+ * the agent's next round).
+ */
+static __always_inline void words_open(const struct where *wh, __u32 layer, __u64 gen)
+{
+	__u64 *w[2], v, tag = (gen & 0xffff) << XDP_RL_DROPS_BITS;
+	__u32 k, t = wh->t;
+	int i;
+
+	_Static_assert(XDP_RL_DROPS_BITS == XDP_RL_REMOTE_BITS, "one tag for both words");
+	if (gen > XDP_RL_GEN_MASK || t > T_SHARED)
+		return;
+	if (wh->remote && wh->drops) {
+		w[0] = wh->drops + (layer & (XDP_RL_MAX_LAYERS - 1));
+		w[1] = wh->remote + (layer & (XDP_RL_MAX_LAYERS - 1));
+	} else {
+		k = xdp_rl_drops_index(cfg_drops_base, t, wh->index, layer,
+				       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
+		w[0] = bpf_map_lookup_elem(&drops, &k);
+		w[1] = bpf_map_lookup_elem(&remote, &k);
+	}
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (!w[i])
+			continue;
+		v = READ_ONCE(*w[i]);
+		if ((v & ~XDP_RL_DROPS_MASK) == tag && (v & XDP_RL_DROPS_MASK))
+			__sync_val_compare_and_swap(w[i], v, tag);
+	}
+}
 
 /*
  * What the other servers of a fleet counted in window @gen of layer @layer
@@ -51,7 +95,7 @@ static __always_inline __u64 remote_count(const struct where *wh, __u32 layer, _
 		v = READ_ONCE(wh->remote[layer & (XDP_RL_MAX_LAYERS - 1)]);
 		return (v >> XDP_RL_REMOTE_BITS) == (gen & 0xffff) ? v & XDP_RL_REMOTE_MASK : 0;
 	}
-	k = xdp_rl_drops_index((const __u64 *)cfg_drops_base, t, wh->index, layer,
+	k = xdp_rl_drops_index(cfg_drops_base, t, wh->index, layer,
 			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
 	w = bpf_map_lookup_elem(&remote, &k);
 	if (!w)
@@ -143,6 +187,8 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		op = 0;
 		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0],
 				   wh->fresh);
+		if (op)
+			words_open(wh, 0, ch->gens[0]);
 		*opened += op;
 		ch->held_to = 1;
 		ch->lost = ch->gens[0] == WINDOW_LOST;
@@ -158,6 +204,8 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		op = 0;
 		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i],
 				   wh->fresh);
+		if (op)
+			words_open(wh, i, ch->gens[i]);
 		*opened += op;
 		if (count + remote_count(wh, i, ch->gens[i]) > lay[i].limit) {
 			ch->refused = i;

@@ -62,6 +62,22 @@
  *     many: a packet of the new key may be refused that could have passed,
  *     never passed one that should not.
  *
+ * E4. An insert that fails leaves nothing anyone charges. The kernel takes
+ *     a node for a BPF_NOEXIST insert (evicting another key's element when
+ *     the table is full), copies the new key and its fresh windows into
+ *     it, and only then, under the bucket lock, finds the key has an
+ *     element already (another CPU inserted it first) and frees the node,
+ *     unlinked. A CPU can reach that node only through a pointer it looked
+ *     up while the node was linked: for the key it held before (the evicted
+ *     one). Such a CPU finds the new key's fresh windows there (E2: LOST,
+ *     nothing charged) or the new key in the element (E3: charges taken
+ *     back). The new key's own packets reach its linked element, never the
+ *     freed node; when the node is linked again, for whatever key, it is
+ *     with that key's fresh windows (E1, E2). So the fresh windows a failed
+ *     insert copied in open for nobody. (Before Linux 6.4 the kernel's
+ *     -EEXIST reaches the program as an unsigned int: lru_insert compares
+ *     it as an int.)
+ *
  * So a packet passes only on a charge counted in a window of its own key,
  * and the bucket table's guarantee holds as it is: a source that keeps its
  * element gets exactly its limit; one that is evicted starts a new window

@@ -386,12 +386,13 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	 * Each case names its map and its entries' layout as constants: the
 	 * verifier cannot tie a later test of r->t to the map chosen here.
 	 */
-#define TABLE_STATES(map, is_v6)                            \
-	e = table_entry(&map, is_v6, &r->pos, r->at, lru);  \
-	s = e ? entry_states(e, is_v6, lru) : NULL;         \
-	wh.remote = e ? entry_remote(e, is_v6, lru) : NULL; \
-	wh.fresh = lru ? (__u64 *)r->fresh : NULL;          \
-	v6 = is_v6;                                         \
+#define TABLE_STATES(map, is_v6)                             \
+	e = table_entry(&map, is_v6, &r->pos, r->at, lru);   \
+	s = e ? entry_states(e, is_v6, lru) : NULL;          \
+	wh.remote = e ? entry_remote(e, is_v6, lru) : NULL;  \
+	wh.drops = e && lru ? lru_drops(e, is_v6, 0) : NULL; \
+	wh.fresh = lru ? (__u64 *)r->fresh : NULL;           \
+	v6 = is_v6;                                          \
 	break
 	switch (fam == 6 ? r->t | 1 : fam == 4 ? r->t & ~1U : r->t) {
 	case T_SRC4: TABLE_STATES(src4, 0);

@@ -499,8 +499,12 @@ XDP_RL_INLINE __u32 xdp_rl_hot_entry(__u64 id, __u32 mask)
 }
 
 /* The `drops` map: each table's windows, then the shared budgets', in the order of enum xdp_rl_table. */
-XDP_RL_INLINE __u64 xdp_rl_drops_index(const __u64 *base, __u32 table, __u32 index, __u32 layer,
-				       __u32 room)
+/*
+ * @base is volatile: the program passes its .rodata array, which clang must
+ * read, not fold to its initializer (all 0) where @table is a constant.
+ */
+XDP_RL_INLINE __u64 xdp_rl_drops_index(const volatile __u64 *base, __u32 table, __u32 index,
+				       __u32 layer, __u32 room)
 {
 	return base[table] + (__u64)index * room + layer;
 }

@@ -77,8 +77,7 @@ const char *admin_strerror(int e)
 			 "changed; run it again)",
 			 ADMIN_ASKS);
 		return buf;
-	case EOVERFLOW:
-		return "the window's count would pass its ceiling (nothing was charged)";
+	case EOVERFLOW: return "the window's count would pass its ceiling (nothing was charged)";
 	case ENOSPC: return "no slot could be had in its table (nothing was charged)";
 	default: return strerror(e);
 	}

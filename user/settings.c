@@ -46,7 +46,7 @@ const struct opt_spec settings_load_opts[] = {
 	{ "max-sources", OPT_MAX_SOURCES, "N",
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)" },
 	{ "max-layers", OPT_MAX_LAYERS, "N",
-	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 16 bytes each)" },
+	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 64 bytes a source each, 32 with --table lru)" },
 	{ "table", OPT_TABLE, "KIND",
 	  "what keeps the sources' windows: buckets (default), xdp-rl's\nown table, or lru, the kernel's LRU hash (README says\nwhen each is the better choice)" },
 	{ "rules", OPT_RULES, "FILE",

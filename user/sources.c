@@ -265,8 +265,10 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
  * The drops of window @gen of layer @layer of slot @index in table @t,
  * counted apart from its count (bpf/hot.h): its word's, while it names that
  * generation, and the CPUs' pending ones. Read while the window may still
- * be flooded, the sum is off by at most XDP_RL_HOT_FLUSH per CPU (a CPU's
- * drops moving to the word between the two reads).
+ * be flooded, the sum is off by at most XDP_RL_HOT_FLUSH packets per CPU
+ * either way (a CPU's drops moving to the word between the two reads: the
+ * entries are read first for the bucket table's words, after an LRU
+ * element's).
  */
 __u64 window_drops(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
 		   const __u64 *word)
@@ -335,7 +337,8 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
 		src->count[i] += window_drops(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen),
 					      drops ? &drops[i] : NULL);
-		if (xdp_rl_count(st[i].count_gen) >= src->lay[i].limit)
+		/* Full here, or through the fleet's share: drops may be in flight. */
+		if (xdp_rl_count(st[i].count_gen) + src->remote[i] >= src->lay[i].limit)
 			src->count_error_packets[i] =
 				(__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
 	}

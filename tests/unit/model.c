@@ -346,16 +346,18 @@ static int rule_match(const struct model *m, int v6, const __u8 a[16], int len)
  * rules) ends in the global limits whatever their selector (*@forced).
  */
 static int rule_judge(const struct model *m, int v6, const __u8 a[16], int sel,
-		      const struct model_l4 *l4, int *forced)
+		      const struct model_l4 *l4, int *forced, int *passed_over)
 {
 	int r = rule_match(m, v6, a, v6 ? 128 : 32), i;
 
 	*forced = 0;
+	*passed_over = 0;
 	if (!sel)
 		return r;
 	for (i = 0; i <= XDP_RL_SELECT_NEST; i++) {
 		if (r < 0 || selects(&m->rules[r].r.select, l4))
 			return r;
+		++*passed_over;
 		if (!m->rules[r].len)
 			return -1;
 		r = rule_match(m, v6, a, m->rules[r].len - 1);
@@ -389,6 +391,7 @@ __u32 model_limit_set(const struct model *m, __u32 lsid, const struct xdp_rl_lay
 
 struct limits {
 	int rule;			/* index in m->rules, or -1 */
+	int passed_over;		/* rules whose selector missed the packet before it */
 	int shared;			/* charged to the rule's budget */
 	const struct xdp_rl_layer *lay; /* the layers */
 	__u32 n;
@@ -410,7 +413,7 @@ static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[
 
 	if (exempt(m, v6, a))
 		return MV_UNSELECTED;
-	l->rule = rule_judge(m, v6, a, sel, l4, &forced);
+	l->rule = rule_judge(m, v6, a, sel, l4, &forced, &l->passed_over);
 	if (sel && l->rule < 0 && !forced && !selects(&m->live.select, l4))
 		return MV_UNSELECTED;
 	l->shared = 0;
@@ -460,6 +463,9 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 	o->refused_layer = -1;
 	o->newsrc = -1;
 	o->v = limits_of(m, v6, a, l4, &l);
+	o->passed_over = o->v == MV_UNSELECTED ? 0 : l.passed_over;
+	o->unread = o->v != MV_UNSELECTED && (m->live.flags & XDP_RL_F_SELECT) &&
+		    l4->known != MODEL_L4_ALL;
 	if (o->v == MV_UNSELECTED) {
 		o->why = "selected by no limit";
 		m->st.c[XDP_RL_STAT_UNSELECTED]++;

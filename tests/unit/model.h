@@ -162,7 +162,9 @@ struct model_out {
 	int refused_layer;	/* the layer that refused it, or -1 */
 	int full;		/* ... on a read of a full window: nothing charged */
 	int newsrc;		/* -1: the cap was not asked; 0: it admitted; 1: it refused */
-	const char *why;	/* how the decision was reached, for messages */
+	int passed_over; /* rules whose selector missed it, on the way to the one that judged */
+	int unread;	 /* a field a selector looks at was not read, and it was counted */
+	const char *why; /* how the decision was reached, for messages */
 };
 
 void model_init(struct model *m, const struct model_fixed *f, __u64 now);

@@ -803,6 +803,8 @@ enum cover {
 	C_UNSELECTED,
 	C_REMOTE,
 	C_FLEET_REFUSED,
+	C_PASSED_OVER,
+	C_UNREAD,
 	C_NCOVER,
 };
 
@@ -824,6 +826,8 @@ static const char *const cover_names[C_NCOVER] = {
 	"unselected (selectors, link-local exempt)",
 	"fleet shares written",
 	"refused in fleet mode",
+	"judged past a rule whose selector missed",
+	"counted with a selected field unread (fail closed)",
 };
 
 static __u64 cover[C_NCOVER];
@@ -1647,6 +1651,8 @@ static void cover_packet(struct run *r, const struct model_out *o)
 		    (r->m.live.flags & XDP_RL_F_DRY_RUN);
 	c[C_UNSELECTED] += o->v == MV_UNSELECTED;
 	c[C_FLEET_REFUSED] += o->v == MV_LIMIT && (r->m.live.flags & XDP_RL_F_FLEET);
+	c[C_PASSED_OVER] += o->passed_over > 0;
+	c[C_UNREAD] += o->unread;
 }
 
 static const char *const reset_words[] = { "nothing to reset", "its key", "its aggregate",
