@@ -198,11 +198,16 @@ static int attach(struct agent *a)
 	return 0;
 }
 
-/* Set or clear XDP_RL_F_FLEET, as `set` publishes settings (under the lock). 0, or -1. */
+/*
+ * Set or clear XDP_RL_F_FLEET, and give aligned windows the kernel's TAI
+ * offset now (live_tai_stale), as `set` publishes settings (under the
+ * lock). 0, or -1.
+ */
 static int publish_flag(struct agent *a, int on)
 {
 	struct xdp_rl_live next;
 	int lock = apply_lock(0), r = 0;
+	__s64 tai;
 
 	if (lock < 0)
 		return -1;
@@ -212,8 +217,17 @@ static int publish_flag(struct agent *a, int on)
 		return -1;
 	}
 	next = *limiter_live(&a->l);
-	if (!!(next.flags & XDP_RL_F_FLEET) != on) {
-		next.flags ^= XDP_RL_F_FLEET;
+	if (!!(next.flags & XDP_RL_F_FLEET) != on || live_tai_stale(&next, &tai)) {
+		if (live_tai_stale(&next, &tai))
+			log_warn(
+				"fleet: the kernel's TAI offset is %+lld s, not %+lld s as when the "
+				"settings of '%s' were published: aligned windows follow it from "
+				"now (their numbers are Unix time's, as the fleet counts them)",
+				(long long)(tai / 1000000000),
+				(long long)(next.tai_to_unix_ns / 1000000000), a->ifname);
+		if (!!(next.flags & XDP_RL_F_FLEET) != on)
+			next.flags ^= XDP_RL_F_FLEET;
+		next.tai_to_unix_ns = tai;
 		r = limiter_publish(&a->l, &next);
 		if (r)
 			log_err("cannot %s the fleet mode of '%s': %m", on ? "set" : "clear",
@@ -233,6 +247,7 @@ static int check_limiter(struct agent *a)
 	int fd = pin_open(a->l.dir, pin_names[PIN_CONFIG]);
 	__u32 id = config_id(fd);
 	const struct xdp_rl_live *live;
+	__s64 tai;
 
 	if (fd >= 0)
 		close(fd);
@@ -259,7 +274,7 @@ static int check_limiter(struct agent *a)
 		return -1;
 	}
 	live = limiter_live(&a->l);
-	if (!(live->flags & XDP_RL_F_FLEET) && publish_flag(a, 1))
+	if ((!(live->flags & XDP_RL_F_FLEET) || live_tai_stale(live, &tai)) && publish_flag(a, 1))
 		return -1;
 	live = limiter_live(&a->l);
 	if (sets_signature(&a->l) != a->sets_sig) {

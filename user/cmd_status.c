@@ -47,6 +47,8 @@ static void status_one(struct limiter *l, struct json *j)
 	const struct xdp_rl_live *live = limiter_live(l);
 	const struct xdp_rl_fixed *f = &l->cfg.fixed;
 	const char *clock = live_clock_name(live);
+	__s64 tai_now;
+	int stale = live_tai_stale(live, &tai_now);
 	__u64 n4, n6;
 	struct link_state ls;
 	char w[32], desc[256], sel[96];
@@ -76,6 +78,10 @@ static void status_one(struct limiter *l, struct json *j)
 		layers_json(j, live->layer, live->nlayers, NULL);
 		json_str(j, "alignment", live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key");
 		json_str(j, "clock", clock);
+		if (live->flags & XDP_RL_F_ALIGNED) {
+			json_s64(j, "tai_to_unix_ns", live->tai_to_unix_ns);
+			json_bool(j, "tai_offset_stale", stale);
+		}
 		select_json(j, "select", &live->select);
 		json_str(j, "link_local", word_name(link_local_words, live->link_local));
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
@@ -113,6 +119,12 @@ static void status_one(struct limiter *l, struct json *j)
 		       word_name(mode_words, f->xdp_mode), ls.link_id, ls.prog_id);
 	printf("  limit    %s\n", desc);
 	printf("  clock    %s\n", clock);
+	if (stale)
+		printf("  warning  the kernel's TAI offset is %+lld s, not %+lld s as when these "
+		       "settings were published: aligned windows are off Unix time until the next "
+		       "change ('xdp-rl set %s --aligned'; a fleet agent does it each round)\n",
+		       (long long)(tai_now / 1000000000),
+		       (long long)(live->tai_to_unix_ns / 1000000000), l->ifname);
 	fmt_select(&live->select, sel, sizeof(sel));
 	printf("  selects  %s packets%s; link-local sources %s\n", sel,
 	       xdp_rl_select_all(&live->select) ? "" : " (the others pass untouched)",

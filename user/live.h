@@ -18,6 +18,15 @@ extern const struct word on_full_words[];
 __u64 window_clock_ns(const struct xdp_rl_live *live);
 /* CLOCK_REALTIME - CLOCK_TAI, for aligned windows. */
 __s64 tai_to_unix_ns(void);
+/*
+ * Whether @live's aligned windows run on a TAI offset the kernel no longer
+ * has (chrony or ntpd set it after the settings were published, or a leap
+ * second came): the offset now in *now. Such settings are published again
+ * with it (the fleet agent does each round, every change does), so that
+ * window numbers stay those of Unix time, as every server of a fleet
+ * counts them.
+ */
+int live_tai_stale(const struct xdp_rl_live *live, __s64 *now);
 /* The name of the clock the datapath uses: "tai", "monotonic-coarse", "monotonic". */
 const char *live_clock_name(const struct xdp_rl_live *live);
 

@@ -571,3 +571,38 @@ def test_unloaded_under_it(fleet):
     assert p.returncode == 1, fleet.agent_log(0)
     assert "gone" in fleet.agent_log(0)
     del fleet.agents[0]
+
+
+def tai_offset_s():
+    """The kernel's CLOCK_TAI - CLOCK_REALTIME now, in whole seconds."""
+    return round(time.clock_gettime(time.CLOCK_TAI) - time.time())
+
+
+def test_agent_follows_a_changed_tai_offset(fleet):
+    """Issue 21: the TAI offset was read only when settings were published;
+    chrony setting it after load left aligned windows 37 s off Unix time and
+    the servers' Redis keys apart. The limiter here is loaded by the test
+    build as if the kernel's offset had been 5 s more; the agent re-anchors
+    it in its first round and says so."""
+    fake = tai_offset_s() + 5
+    faults = os.path.join(rlbed.BUILD, "xdp-rl-faults")
+    for bed in fleet.beds:
+        run_ok([faults, "-n", bed.rx, "load", bed.rx_if, "--limit", LIMIT, "--window",
+                f"{WINDOW_S}s", "--aligned", "--table", bed.table],
+               env=dict(os.environ, XDP_RL_TEST_TAI_OFFSET_S=str(fake)))
+    bed = fleet.beds[0]
+    st = bed.status()
+    assert st["tai_offset_stale"] is True and st["tai_to_unix_ns"] == -fake * 10**9, st
+    assert "aligned windows are off Unix time" in bed.xdp_ok("status", bed.rx_if)
+    fleet.redis()
+    fleet.start_agent(0)
+    fleet.wait_syncing(0)
+    st = bed.status()
+    assert st["tai_offset_stale"] is False, st
+    assert st["tai_to_unix_ns"] == -tai_offset_s() * 10**9, st
+    assert "TAI offset" in fleet.agent_log(0)
+    # Without an agent, the next change re-anchors.
+    other = fleet.beds[1]
+    assert other.status()["tai_offset_stale"] is True
+    other.xdp_ok("set", other.rx_if, "--limit", LIMIT + 1)
+    assert other.status()["tai_offset_stale"] is False
