@@ -4,7 +4,9 @@
  * happens to a source it refuses (--on-table-full drop, pass, aggregate).
  */
 #include <stdio.h>
+#include <arpa/inet.h>
 
+#include "admin.h"
 #include "harness.h"
 
 UNIT_TEST(new_sources)
@@ -53,5 +55,38 @@ UNIT_TEST(new_sources)
 	e.skel->bss->fake_now_ns += 10 * SEC_NS + XDP_RL_GRAIN;
 	ASSERT_EQ(send_n(&e, &p[5], 1), 1, "%s [passed]", again);
 	ASSERT_EQ(count4(&e, "198.18.12.6"), 1, "%s [count]", again);
+	env_free(&e);
+}
+
+/*
+ * Issue 21: a slot given by `charge` (or `reset --count`) of a source not
+ * in the table bypassed --new-sources. It counts in the cap's window now,
+ * never refused by it (an operator asked): with a cap of 2, two charged
+ * sources leave no room for a source from the wire.
+ */
+UNIT_TEST(new_sources_admin)
+{
+	static const struct xdp_rl_layer one[] = { { 3, 10 * SEC_NS } };
+	struct xdp_rl_live live = live_of(1, one);
+	struct pkt p = build(&(struct pkt_spec){ V4, "198.18.13.9" });
+	__u32 k1[4] = { htonl(0xc6120d01) }, k2[4] = { htonl(0xc6120d02) };
+	struct xdp_rl_stats before;
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "new sources admin: load"))
+		return;
+	live.new_sources = (struct xdp_rl_layer){ 2, 10 * SEC_NS };
+	live.on_full = XDP_RL_FULL_DROP;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ASSERT_EQ(admin_charge(&e.lim, PIN_SRC4, k1, TEST_LSID, 0, 1, 1, one), 1,
+		  "new sources admin: charge gives 198.18.13.1 a slot");
+	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, k2, TEST_LSID, 0, 1, 1, one), 1,
+		  "new sources admin: reset --count gives 198.18.13.2 one, past nothing");
+	ASSERT_EQ(
+		send_n(&e, &p, 1), 0,
+		"new sources admin: the cap of 2 is spent: a new source from the wire is dropped");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_REFUSED_INSERTS), 1,
+		  "new sources admin: ... counted as refused");
 	env_free(&e);
 }
