@@ -157,4 +157,3 @@ UNIT_TEST(fleet_remote_ipv6)
 	ASSERT_EQ(send_n(&e, &a, 5), 3, "fleet ipv6: 1 here and 6 elsewhere of 10: 3 more pass");
 	env_free(&e);
 }
-
