@@ -618,7 +618,7 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
 	at = table_find(map, v6, &key, &pos);
 	if (at < 0 || rq->from >= cfg_layers)
 		return 0;
-	k = xdp_rl_drops_index(cfg_drops_base, t, at_index(at), rq->from, cfg_layers);
+	k = drops_index(t, at_index(at), rq->from, cfg_layers);
 	word = bpf_map_lookup_elem(&remote, &k);
 	if (!word)
 		return -1;

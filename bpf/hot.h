@@ -117,7 +117,7 @@ __noinline int hot_flush(__u64 id, __u64 n, __u32 e)
 	if (!id || t > T_SHARED)
 		return 0;
 	if (t == T_SHARED) {
-		k = xdp_rl_drops_index(cfg_drops_base, t, index, layer, XDP_RL_MAX_LAYERS);
+		k = drops_index(t, index, layer, XDP_RL_MAX_LAYERS);
 		word = bpf_map_lookup_elem(&drops, &k);
 		sh = bpf_map_lookup_elem(&shared, &index);
 		if (sh)
@@ -130,7 +130,7 @@ __noinline int hot_flush(__u64 id, __u64 n, __u32 e)
 		case T_AGG6: word = hot_lru_word(&agg6, 1, e, layer, &cur); break;
 		}
 	} else {
-		k = xdp_rl_drops_index(cfg_drops_base, t, index, layer, cfg_layers);
+		k = drops_index(t, index, layer, cfg_layers);
 		word = bpf_map_lookup_elem(&drops, &k);
 		switch (t) {
 		case T_SRC4: hot_slot_gen(&src4, 0, index, layer, &cur); break;

@@ -64,8 +64,8 @@ static __always_inline void words_open(const struct where *wh, __u32 layer, __u6
 		w[0] = wh->drops + (layer & (XDP_RL_MAX_LAYERS - 1));
 		w[1] = wh->remote + (layer & (XDP_RL_MAX_LAYERS - 1));
 	} else {
-		k = xdp_rl_drops_index(cfg_drops_base, t, wh->index, layer,
-				       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
+		k = drops_index(t, wh->index, layer,
+				t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
 		w[0] = bpf_map_lookup_elem(&drops, &k);
 		w[1] = bpf_map_lookup_elem(&remote, &k);
 	}
@@ -95,8 +95,7 @@ static __always_inline __u64 remote_count(const struct where *wh, __u32 layer, _
 		v = READ_ONCE(wh->remote[layer & (XDP_RL_MAX_LAYERS - 1)]);
 		return (v >> XDP_RL_REMOTE_BITS) == (gen & 0xffff) ? v & XDP_RL_REMOTE_MASK : 0;
 	}
-	k = xdp_rl_drops_index(cfg_drops_base, t, wh->index, layer,
-			       t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
+	k = drops_index(t, wh->index, layer, t == T_SHARED ? XDP_RL_MAX_LAYERS : cfg_layers);
 	w = bpf_map_lookup_elem(&remote, &k);
 	if (!w)
 		return 0;

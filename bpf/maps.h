@@ -43,6 +43,23 @@ enum table_id {
 	T_SHARED = XDP_RL_T_SHARED,
 };
 
+/*
+ * Where layer @layer of window @index of table @t is in `drops` and
+ * `remote` (xdp_rl_drops_index on this program's bases); ~0 (no element)
+ * for a @t past T_SHARED. The check is here, on the register the read of
+ * cfg_drops_base[@t] uses: clang may compute that address before a caller's
+ * own check of @t, in another register, and a verifier before Linux 6.3 or
+ * so does not carry the bound over (6.1: "R1 unbounded memory access").
+ */
+static __always_inline __u32 drops_index(__u32 t, __u32 index, __u32 layer, __u32 room)
+{
+	barrier_var(t);
+	if (t > T_SHARED)
+		return ~0U;
+	barrier_var(t);
+	return xdp_rl_drops_index(cfg_drops_base, t, index, layer, room);
+}
+
 /* The settings: struct xdp_rl_config, one element. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
