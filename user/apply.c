@@ -80,11 +80,17 @@ static int report_open(struct report *r, const char *ifname)
 
 static void say(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * apply --check against a running limiter: every step says what it would
+ * do and does nothing (apply_preview).
+ */
+static int preview;
+
 static void say(struct report *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(r->f, "xdp-rl: %s: ", r->ifname);
+	fprintf(r->f, "xdp-rl: %s: %s", r->ifname, preview ? "would be: " : "");
 	va_start(ap, fmt);
 	vfprintf(r->f, fmt, ap);
 	va_end(ap);
@@ -120,14 +126,17 @@ static void plan_free(struct plan *p)
 
 /*
  * Whether a rule changed from @o to @n keeps its id (its counters), limit
- * set and windows: the same shape of limits, or none before and after.
+ * set and windows: the same shape of limits and the same selector, or no
+ * limits before and after.
  */
 static int in_place(const struct rule_spec *o, const struct rule_spec *n)
 {
 	if (o->rule.action != XDP_RL_RULE_LIMIT && n->rule.action != XDP_RL_RULE_LIMIT)
 		return 1;
+	/* A new selector: its windows counted other packets. */
 	return o->rule.action == n->rule.action && o->rule.flags == n->rule.flags &&
-	       o->rule.nlayers == n->rule.nlayers;
+	       o->rule.nlayers == n->rule.nlayers &&
+	       !memcmp(&o->rule.select, &n->rule.select, sizeof(o->rule.select));
 }
 
 /* The options of a rule_format() text, past its prefix. */
@@ -238,6 +247,20 @@ static int load_new(struct config *c, FILE *out)
 	return r;
 }
 
+/*
+ * A file that keeps none of the limiter's rules deletes them all: said
+ * aloud, as a truncated file would (apply --check shows it first).
+ */
+static void warn_all_deleted(const struct config *cur, const struct config *c, const struct plan *p)
+{
+	if (!preview && cur->s.nrules && !c->s.nrules && p->ndel == cur->s.nrules)
+		log_warn("%s: the file has no rules: it deletes every rule of '%s' (%zu) "
+			 "('apply --check FILE' shows what a file would change)",
+			 c->ifname, c->ifname, cur->s.nrules);
+}
+
+static int run(struct config *c, FILE *out, int undo);
+
 /* New source tables: a replacement, as load --force. */
 static int replace(const struct config *cur, struct config *c, struct report *rep)
 {
@@ -252,18 +275,38 @@ static int replace(const struct config *cur, struct config *c, struct report *re
 		return EXIT_FAIL;
 	}
 	same_rules = !p.ndel && !p.nupd && !p.nadd;
+	warn_all_deleted(cur, c, &p);
 	plan_free(&p);
+	if (preview) {
+		say(rep, "replaced under its link: every window restarted (its source tables "
+			 "change)");
+		return EXIT_DONE;
+	}
 	if (journal_target(c))
 		return EXIT_FAIL;
+	/*
+	 * The rules it keeps keep their counters and budgets: the replacement
+	 * takes the old rules whole, and the rules that differ are changed
+	 * after it, as without a replacement (the journal covers both). Only
+	 * when the new tables have no room for a kept rule's layers does it
+	 * start from the file's rules, fresh.
+	 */
 	s.force = 1;
-	s.new_rules = !same_rules;
+	s.new_rules = 0;
 	r = limiter_load(c->ifname, &s, &res);
-	journal_remove();
+	if (r != EXIT_DONE && !same_rules) {
+		s.new_rules = 1;
+		r = limiter_load(c->ifname, &s, &res);
+	}
 	if (r == EXIT_DONE)
 		say(rep,
 		    "replaced the limiter under its link: every window restarted (its source "
-		    "tables changed)%s",
-		    same_rules ? "; its rules, their counters and budgets were kept" : "");
+		    "tables changed); the rules it keeps, their counters and budgets were kept");
+	if (r == EXIT_DONE && !same_rules && !s.new_rules) {
+		fflush(rep->f);
+		r = run(c, NULL, 0); /* the rules that differ, reported above */
+	}
+	journal_remove();
 	return r;
 }
 
@@ -283,18 +326,28 @@ static int change(struct limiter *l, struct config *cur, struct config *c, struc
 	size_t i;
 
 	nsettings = config_diff_settings(cur, c, say_setting, rep);
-	relayer = c->s.live.nlayers != was->nlayers;
+	/* A new number of layers or a new selector restarts the limits' windows, as set does. */
+	relayer = c->s.live.nlayers != was->nlayers ||
+		  memcmp(&c->s.live.select, &was->select, sizeof(was->select));
 	if ((was->flags ^ c->s.live.flags) & XDP_RL_F_ALIGNED)
 		say(rep, "every window restarted (per-key and aligned keep time on different "
 			 "clocks)");
-	else if (relayer)
+	else if (c->s.live.nlayers != was->nlayers)
 		say(rep, "every source starts afresh under the new number of layers");
+	else if (relayer)
+		say(rep, "every source starts afresh under the new selector (its counts were of "
+			 "other packets)");
 	if (plan_rules(cur, c, &p, rep))
 		goto refused;
 	if (!nsettings && !p.ndel && !p.nupd && !p.nadd) {
 		say(rep, "nothing to change");
 		plan_free(&p);
-		return journal_remove() ? EXIT_FAIL : EXIT_DONE;
+		return preview || !journal_remove() ? EXIT_DONE : EXIT_FAIL;
+	}
+	warn_all_deleted(cur, c, &p);
+	if (preview) {
+		plan_free(&p);
+		return EXIT_DONE;
 	}
 	if (l->cfg.next_lsid + p.nadd + relayer > XDP_RL_LSID_MAX) {
 		log_err("cannot apply to '%s': it has used every limit set id (unload it and "
@@ -398,8 +451,16 @@ static int run(struct config *c, FILE *out, int undo)
 	unsigned int ifindex;
 	int r = EXIT_FAIL;
 
+	if (preview && !if_nametoindex(c->ifname)) {
+		fprintf(out, "xdp-rl: %s: would be: refused (no such interface here)\n", c->ifname);
+		return EXIT_DONE;
+	}
 	if (iface_resolve(c->ifname, &ifindex, "cannot apply to"))
 		return EXIT_FAIL;
+	if (!pinned(ifindex) && preview) {
+		fprintf(out, "xdp-rl: %s: would be: loaded (no limiter runs there)\n", c->ifname);
+		return EXIT_DONE;
+	}
 	if (!pinned(ifindex))
 		return load_new(c, out);
 	if (limiter_open(c->ifname, &l, "cannot apply to"))
@@ -431,6 +492,16 @@ out:
 int apply_config(struct config *c, FILE *out)
 {
 	return run(c, out, 1);
+}
+
+int apply_preview(struct config *c, FILE *out)
+{
+	int r;
+
+	preview = 1;
+	r = run(c, out, 0);
+	preview = 0;
+	return r;
 }
 
 /* Apply this namespace's journal again, if it has one; the lock is held. */
@@ -491,5 +562,5 @@ void apply_settle(void)
 	if (fd < 0)
 		return;
 	roll_forward();
-	close(fd);
+	state_unlock(fd);
 }

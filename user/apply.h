@@ -28,6 +28,12 @@
  * undone the same way: the limiter as it was is applied again).
  */
 int apply_config(struct config *c, FILE *out);
+/*
+ * What apply_config would do to the limiter on c->ifname, a line each
+ * ("would be: ..."), doing nothing (apply --check). EXIT_DONE, or EXIT_FAIL
+ * after saying why (the limiter cannot be read).
+ */
+int apply_preview(struct config *c, FILE *out);
 
 /* limiter_lock(@gc), then finish an apply that was interrupted. The lock's fd, or -1. */
 int apply_lock(int gc);

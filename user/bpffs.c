@@ -166,6 +166,15 @@ static int bpffs_find(char *out, size_t len, int create)
 	return 0;
 }
 
+/* "ip -n NETNS link" and "netns NETNS" once entered. */
+static char ip_link[NAME_MAX + 16] = "ip link";
+static char ns_label[NAME_MAX + 8];
+
+const char *netns_ip_link(void)
+{
+	return ip_link;
+}
+
 int netns_enter(const char *name)
 {
 	char path[PATH_MAX];
@@ -188,6 +197,8 @@ int netns_enter(const char *name)
 		return -1;
 	}
 	close(fd);
+	snprintf(ip_link, sizeof(ip_link), "ip -n %s link", name);
+	snprintf(ns_label, sizeof(ns_label), "netns %s", name);
 	return 0;
 }
 
@@ -259,20 +270,45 @@ static int state_dir_safe(const char *path)
  */
 static int state_dir_make(const char *path)
 {
+	int r = state_mkdir(path);
+
+	if (!r || (r == -1 && errno == EEXIST))
+		return 0;
+	if (r == -2)
+		return -1;
+	/* Denied: it may well exist, in a folder this user may not look into. */
+	log_err("cannot %s %s: %m%s", errno == EACCES ? "reach" : "create", path,
+		state_denied_hint(errno));
+	return -1;
+}
+
+int state_mkdir(const char *path)
+{
+	int e;
+
+	if (mkdir(path, 0700))
+		return -1;
+	if (state_own(path)) {
+		e = errno;
+		rmdir(path);
+		errno = e;
+		return -2;
+	}
+	chmod(path, 0700); /* whatever the umask left */
+	return 0;
+}
+
+int state_own(const char *path)
+{
 	struct stat st;
 
-	if (!mkdir(path, 0700)) {
-		if (!lstat(path, &st) && st.st_uid != 0 && chown(path, 0, 0)) {
-			log_err("cannot make %s root's: %m (run the first load as root)", path);
-			rmdir(path);
-			return -1;
-		}
-		chmod(path, 0700); /* whatever the umask left */
+	if (lstat(path, &st) || st.st_uid == 0)
 		return 0;
-	}
-	if (errno == EEXIST)
+	if (!lchown(path, 0, 0))
 		return 0;
-	log_err("cannot create %s: %m%s", path, state_denied_hint(errno));
+	log_err("cannot make %s root's: %m (xdp-rl's state is root's alone: a user other "
+		"than root needs CAP_CHOWN too, or run it as root)",
+		path);
 	return -1;
 }
 
@@ -384,22 +420,47 @@ static void describe_pid(pid_t pid, char *buf, size_t len)
 		snprintf(buf, len, "pid %d", pid);
 }
 
-int state_lock(int nowait)
+/*
+ * The lock this process holds on its namespace's folder (state_lock), and
+ * that folder: removed when the lock is let go if nothing is left in it
+ * (the namespace's last limiter went), while still held, so that no other
+ * command is then using it.
+ */
+static int held_fd = -1;
+static char held_dir[PATH_MAX];
+
+static void let_go(void)
 {
-	char root[PATH_MAX], who[200];
+	if (held_fd < 0)
+		return;
+	rmdir(held_dir); /* only if empty */
+	close(held_fd);
+	held_fd = -1;
+}
+
+/* "netns web" after -n web, else "this network namespace". */
+const char *netns_label(void)
+{
+	return *ns_label ? ns_label : "this network namespace";
+}
+
+int folder_lock(const char *dir, int nowait, const char *whose)
+{
 	const char *env = getenv("XDP_RL_LOCK_WAIT");
 	long wait_ms = (env && atoi(env) >= 0 ? atoi(env) : LOCK_WAIT_S) * 1000L, waited = 0;
-	struct stat st;
+	struct stat st, now;
+	char who[200];
+	int fd, tries = 0;
 	pid_t holder;
-	int fd;
 
-	if (root_dir(root, sizeof(root), 1))
-		return -1;
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+again:
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
-		log_err("cannot lock %s: %m%s", root, state_denied_hint(errno));
 		if (fd >= 0)
 			close(fd);
+		/* Removed by the holder before us as it let go: make it again. */
+		else if (errno == ENOENT && !nowait && tries++ < 100 && !state_folder(dir, 1))
+			goto again;
 		return -1;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -412,12 +473,13 @@ int state_lock(int nowait)
 			if (errno == EWOULDBLOCK) {
 				holder = lock_holder(&st);
 				describe_pid(holder, who, sizeof(who));
-				log_err("cannot lock %s: held for %lds by %s (is it stuck? end it, or "
-					"wait and try again)",
-					root, waited / 1000, holder ? who : "another process");
+				log_err("cannot lock the limiters of %s (%s): held for %lds by %s (is "
+					"it stuck? end it, or wait and try again)",
+					whose, dir, waited / 1000,
+					holder ? who : "another process");
 				errno = EWOULDBLOCK;
 			} else {
-				log_err("cannot lock %s: %m", root);
+				log_err("cannot lock %s: %m", dir);
 			}
 			close(fd);
 			return -1;
@@ -425,11 +487,56 @@ int state_lock(int nowait)
 		if (waited == 1000) {
 			holder = lock_holder(&st);
 			describe_pid(holder, who, sizeof(who));
-			log_warn("waiting for the lock on %s, held by %s", root,
-				 holder ? who : "another process");
+			log_warn("waiting for the lock on the limiters of %s (%s), held by %s",
+				 whose, dir, holder ? who : "another process");
 		}
 		usleep(50000);
 		waited += 50;
 	}
-	return fd; /* released when the process exits */
+	/*
+	 * Its holder may have removed the folder (its last limiter went) before
+	 * letting go: a lock on a folder no longer there locks nothing. Take
+	 * the one there now, if any.
+	 */
+	if (lstat(dir, &now) || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+		close(fd);
+		if (!nowait && tries++ < 100 && !state_folder(dir, 1))
+			goto again;
+		errno = ENOENT;
+		return -1;
+	}
+	return fd;
+}
+
+int state_lock(int nowait)
+{
+	char ns[PATH_MAX];
+	int fd;
+
+	/* A command that only reads (@nowait) makes nothing: no folder, nothing loaded here. */
+	if (state_dir(ns, sizeof(ns), !nowait))
+		return -1;
+	fd = folder_lock(ns, nowait, netns_label());
+	if (fd < 0) {
+		if (errno != EWOULDBLOCK && errno != ENOENT)
+			log_err("cannot lock %s: %m%s", ns, state_denied_hint(errno));
+		return -1;
+	}
+	if (held_fd < 0) {
+		static int registered;
+
+		if (!registered++)
+			atexit(let_go);
+		held_fd = fd;
+		snprintf(held_dir, sizeof(held_dir), "%s", ns);
+	}
+	return fd; /* until state_unlock, or the process exits */
+}
+
+void state_unlock(int fd)
+{
+	if (fd >= 0 && fd == held_fd)
+		let_go();
+	else if (fd >= 0)
+		close(fd);
 }

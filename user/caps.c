@@ -24,18 +24,20 @@ static const struct {
 	{ NEED_PERFMON, CAP_PERFMON, "CAP_PERFMON" },
 };
 
-int caps_check(unsigned int need, const char *what)
+/*
+ * The names of the capabilities in @need that are not effective, into
+ * @missing (empty: none): 0, or -1 if the process's cannot be read.
+ */
+static int caps_lacking(unsigned int need, char *missing, size_t size)
 {
-	char missing[128] = "";
 	cap_flag_value_t v;
 	cap_t caps;
 	size_t i;
 
+	*missing = 0;
 	caps = cap_get_proc();
-	if (!caps) {
-		log_err("%s: cannot read this process's capabilities: %m", what);
+	if (!caps)
 		return -1;
-	}
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		if (!(need & table[i].need))
 			continue;
@@ -45,16 +47,33 @@ int caps_check(unsigned int need, const char *what)
 			    !CAP_IS_SUPPORTED(table[i].cap) &&
 			    !cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &v) && v == CAP_SET)
 				continue;
-			if (*missing)
-				strcat(missing, ", ");
-			strcat(missing, table[i].name);
+			snprintf(missing + strlen(missing), size - strlen(missing), "%s%s",
+				 *missing ? ", " : "", table[i].name);
 		}
 	}
 	cap_free(caps);
+	return 0;
+}
+
+int caps_check(unsigned int need, const char *what)
+{
+	char missing[128];
+
+	if (caps_lacking(need, missing, sizeof(missing))) {
+		log_err("%s: cannot read this process's capabilities: %m", what);
+		return -1;
+	}
 	if (!*missing)
 		return 0;
 	log_err("%s: missing capabilities %s (run as root, e.g. with sudo)", what, missing);
 	return -1;
+}
+
+int caps_have(unsigned int need)
+{
+	char missing[128];
+
+	return !caps_lacking(need, missing, sizeof(missing)) && !*missing;
 }
 
 int open_as_caller(const char *path)

@@ -19,6 +19,8 @@ enum {
 
 /* 0 if every capability in @need is effective; else print which are not. */
 int caps_check(unsigned int need, const char *what);
+/* Whether every capability in @need is effective, saying nothing. */
+int caps_have(unsigned int need);
 
 /*
  * Open a file a user named (such as --rules FILE) for reading with that

@@ -17,7 +17,7 @@ static const char *const apply_forms[] = { "[--check] FILE", NULL };
 
 static const struct opt_spec apply_opts[] = {
 	{ "check", OPT_CHECK, NULL,
-	  "read FILE and say what it describes, or what is wrong;\ntouch nothing (needs no limiter, and no privilege)" },
+	  "read FILE and say what it describes, or what is wrong, and\n(as root) what applying it would change; touch nothing" },
 	{ NULL },
 };
 
@@ -68,8 +68,16 @@ static int cmd_apply(int argc, char **argv)
 		printf("xdp-rl: %s: good: %s (%s mode): %s, %zu rule%s\n", path, c.ifname,
 		       word_name(mode_words, c.s.fixed.xdp_mode), desc, c.s.nrules,
 		       c.s.nrules == 1 ? "" : "s");
+		/*
+		 * What it would change on the running limiter, where it may be
+		 * read (root, or the capabilities); otherwise the file alone.
+		 */
+		r = EXIT_DONE;
+		if (caps_have(NEED_BPF | NEED_NET_ADMIN | (cli_netns ? NEED_SYS_ADMIN : 0)) &&
+		    !cmd_prepare_read(NEED_BPF | NEED_NET_ADMIN, "cannot compare with the limiter"))
+			r = apply_preview(&c, stdout);
 		config_free(&c);
-		return EXIT_DONE;
+		return r;
 	}
 	if (cmd_prepare(NEED_BPF | NEED_PERFMON | NEED_NET_ADMIN, "cannot apply") ||
 	    apply_lock(1) < 0) {

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 
 #include "apply.h"
+#include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
@@ -213,7 +214,7 @@ static int publish_flag(struct agent *a, int on)
 		return -1;
 	if (limiter_read_config(&a->l)) {
 		log_err("cannot read the settings of '%s': %m", a->ifname);
-		close(lock);
+		state_unlock(lock);
 		return -1;
 	}
 	next = *limiter_live(&a->l);
@@ -233,7 +234,7 @@ static int publish_flag(struct agent *a, int on)
 			log_err("cannot %s the fleet mode of '%s': %m", on ? "set" : "clear",
 				a->ifname);
 	}
-	close(lock);
+	state_unlock(lock);
 	return r;
 }
 
@@ -296,9 +297,9 @@ static void say_failure(struct agent *a, const char *what, __u64 delay_ms)
 
 	if (a->failing && !strcmp(a->said, a->r.why) && now - a->said_at_ms < SAY_AGAIN_MS)
 		return;
-	log_warn("fleet: %s Redis at %s:%s: %s (the limiter enforces its local limits; "
+	log_warn("fleet: %s Redis at %s: %s (the limiter enforces its local limits; "
 		 "retrying in %llu ms)",
-		 what, a->r.host, a->r.port, a->r.why, (unsigned long long)delay_ms);
+		 what, redis_where(&a->r), a->r.why, (unsigned long long)delay_ms);
 	snprintf(a->said, sizeof(a->said), "%s", a->r.why);
 	a->said_at_ms = now;
 }
@@ -347,8 +348,8 @@ static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 			return;
 		}
 		st_add(a, XDP_RL_FLEET_CONNECTS, 1);
-		printf("xdp-rl: fleet: %s: connected to Redis at %s:%s\n", a->ifname, a->r.host,
-		       a->r.port);
+		printf("xdp-rl: fleet: %s: connected to Redis at %s\n", a->ifname,
+		       redis_where(&a->r));
 		fflush(stdout);
 	}
 	n = fleet_plan(&a->f, window_clock_ns(limiter_live(&a->l)), &a->r);
@@ -570,37 +571,37 @@ static int cmd_fleet(int argc, char **argv)
 	if (lock < 0)
 		goto out;
 	if (limiter_open(ifname, &a.l, "cannot run the fleet agent on")) {
-		close(lock);
+		state_unlock(lock);
 		goto out;
 	}
 	if (!(limiter_live(&a.l)->flags & XDP_RL_F_ALIGNED)) {
 		log_err("cannot run the fleet agent on '%s': its windows are per key, and servers "
 			"share only windows they agree on ('xdp-rl set %s --aligned')",
 			ifname, ifname);
-		close(lock);
+		state_unlock(lock);
 		goto out;
 	}
 	a.st = fleet_status_map(&a.l);
 	if (!a.st) {
-		close(lock);
+		state_unlock(lock);
 		goto out;
 	}
 	if (fleet_agent_alive(a.st) && a.st->pid != (__u64)getpid()) {
 		log_err("cannot run the fleet agent on '%s': another one (pid %llu) syncs it "
 			"already",
 			ifname, (unsigned long long)a.st->pid);
-		close(lock);
+		state_unlock(lock);
 		goto out;
 	}
 	if (fleet_attach(&a.f, &a.l)) {
-		close(lock);
+		state_unlock(lock);
 		goto out;
 	}
 	a.config_id = config_id(a.l.fd[PIN_CONFIG]);
 	a.sets_sig = sets_signature(&a.l);
 	/* This agent's, before the lock goes: a second one started now sees it. */
 	st_begin(&a, redis_addr, group);
-	close(lock);
+	state_unlock(lock);
 	/* Signals cut waits short (no SA_RESTART): a stop is seen within a wait. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -610,8 +611,8 @@ static int cmd_fleet(int argc, char **argv)
 		goto out;
 	}
 	fmt_duration(sync_ns, w, sizeof(w));
-	printf("xdp-rl: fleet: %s: sharing its windows with Redis at %s:%s, group %s, every %s\n",
-	       ifname, a.r.host, a.r.port, group, w);
+	printf("xdp-rl: fleet: %s: sharing its windows with Redis at %s, group %s, every %s\n",
+	       ifname, redis_where(&a.r), group, w);
 	fflush(stdout);
 
 	run(&a);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
 #include "cmd_gc.h"
@@ -172,6 +173,33 @@ static const struct opt_spec gc_opts[] = {
 	{ NULL },
 };
 
+/*
+ * Remove @p's pins. Another namespace's folder is locked first, at once or
+ * not at all (a command there is at work on it: errno EWOULDBLOCK), and
+ * goes with its last limiter; this namespace's lock is held already.
+ */
+static int remove_pinned(const struct pinned *p, const char *where)
+{
+	char ns[PATH_MAX], *slash;
+	int fd = -1, r;
+
+	snprintf(ns, sizeof(ns), "%s", p->dir);
+	slash = strrchr(ns, '/');
+	if (slash)
+		*slash = '\0';
+	if (p->ns != NS_HERE) {
+		fd = folder_lock(ns, 1, where);
+		if (fd < 0)
+			return -1;
+	}
+	r = pins_remove(p->dir);
+	if (fd >= 0) {
+		rmdir(ns); /* only if now empty, and before its lock goes */
+		close(fd);
+	}
+	return r;
+}
+
 static int cmd_gc(int argc, char **argv);
 
 const struct cmd_spec cmd_gc_spec = {
@@ -208,7 +236,7 @@ static int cmd_gc(int argc, char **argv)
 	if (lock < 0)
 		return EXIT_FAIL;
 	if (pinned_list(&l)) {
-		close(lock);
+		state_unlock(lock);
 		return EXIT_FAIL;
 	}
 	for (i = 0; i < l.n; i++) {
@@ -235,8 +263,13 @@ static int cmd_gc(int argc, char **argv)
 			}
 			continue;
 		}
-		if (!dry && pins_remove(p->dir)) {
-			log_err("cannot remove %s: %m", p->dir);
+		if (!dry && remove_pinned(p, where)) {
+			if (errno == EWOULDBLOCK)
+				log_err("cannot remove the limiter on %s (ifindex %u), %s: a command "
+					"there holds its lock (try again when it is done)",
+					name, p->ifindex, where);
+			else
+				log_err("cannot remove %s: %m", p->dir);
 			failed++;
 			continue;
 		}
@@ -254,6 +287,6 @@ static int cmd_gc(int argc, char **argv)
 		printf("xdp-rl: nothing to remove: %zu limiter%s, each attached%s\n", l.n,
 		       l.n == 1 ? "" : "s", kept ? " (see the warnings)" : "");
 	free(l.v);
-	close(lock);
+	state_unlock(lock);
 	return failed ? EXIT_FAIL : EXIT_DONE;
 }

@@ -28,7 +28,8 @@
  *             [commit]; rule del deletes it [commit], waits for the
  *             packets that may still use it, publishes the counts (rules.c).
  *
- * Recovery (recover_ns, under the lock, at the start of every command):
+ * Recovery (sweep_ns, under the namespace's lock, at the start of every command,
+ * of this namespace's folder alone):
  *   <ifindex>-del  exists: the unload committed; detach and remove it.
  *   <ifindex>-new  exists: if the link (the limiter's, or the one pinned
  *                  in -new for a first load) is attached and runs the
@@ -87,13 +88,14 @@ const int pin_kinds[PIN_MAX] = {
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what)
 {
 	if (strlen(name) >= IF_NAMESIZE) {
-		log_err("%s '%s': interface name too long (see 'ip link')", what, name);
+		log_err("%s '%s': interface name too long (see '%s')", what, name, netns_ip_link());
 		return -1;
 	}
 	*ifindex = if_nametoindex(name);
 	if (!*ifindex) {
-		log_err("%s '%s': %s (see 'ip link')", what, name,
-			errno == ENODEV || errno == ENXIO ? "No such device" : strerror(errno));
+		log_err("%s '%s': %s (see '%s')", what, name,
+			errno == ENODEV || errno == ENXIO ? "No such device" : strerror(errno),
+			netns_ip_link());
 		return -1;
 	}
 	return 0;
@@ -393,7 +395,7 @@ int limiter_table(const struct limiter *l, int id, struct mtable *t, const char 
 
 int pins_remove(const char *dir)
 {
-	char path[PATH_MAX], *slash;
+	char path[PATH_MAX];
 	int ret = 0, i;
 
 	for (i = 0; i < PIN_MAX; i++) {
@@ -403,25 +405,22 @@ int pins_remove(const char *dir)
 	}
 	if (rmdir(dir) && errno != ENOENT)
 		ret = -1;
-	/* The netns folder goes when its last limiter does. */
-	snprintf(path, sizeof(path), "%s", dir);
-	slash = strrchr(path, '/');
-	if (slash) {
-		*slash = '\0';
-		rmdir(path);
-	}
+	/* The netns folder goes when its last limiter does: as its lock is let go (state_unlock). */
 	return ret;
 }
 
-/* A pinned link whose interface went away reports ifindex 0; no link at all is as defunct. */
-static int link_defunct(const char *dir)
+/*
+ * A pinned link whose interface went away reports ifindex 0; no link at
+ * all is as defunct, unless @need_link.
+ */
+static int link_defunct(const char *dir, int need_link)
 {
 	__u32 prog, on;
 	int fd, defunct;
 
 	fd = pin_open(dir, XDP_RL_PIN_LINK);
 	if (fd < 0)
-		return errno == ENOENT;
+		return errno == ENOENT && !need_link;
 	defunct = !link_state(fd, &prog, &on) && !on;
 	close(fd);
 	return defunct;
@@ -438,6 +437,27 @@ static void detach_pinned(const char *dir)
 	}
 }
 
+/*
+ * "'veth0' in netns web (/sys/fs/bpf/xdp-rl/4026532246/7-del)": what a
+ * recovery acted on, by the interface its config names.
+ */
+static const char *change_where(const char *dir)
+{
+	static char buf[PATH_MAX + IF_NAMESIZE + NAME_MAX + 32];
+	struct xdp_rl_config cfg;
+	char name[IF_NAMESIZE + 2] = "";
+	__u32 zero = 0;
+	int fd = pin_open(dir, pin_names[PIN_CONFIG]);
+
+	if (fd >= 0 && !bpf_map_lookup_elem(fd, &zero, &cfg))
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(cfg.fixed.ifname),
+			 cfg.fixed.ifname);
+	if (fd >= 0)
+		close(fd);
+	snprintf(buf, sizeof(buf), "'%s' in %s (%s)", *name ? name : "?", netns_label(), dir);
+	return buf;
+}
+
 /* Finish or undo the change left in @ns/@name (<ifindex>-new or -del); see above. */
 static void recover_one(const char *ns, const char *name)
 {
@@ -448,9 +468,9 @@ static void recover_one(const char *ns, const char *name)
 
 	snprintf(dir, sizeof(dir), "%s/%s", ns, name);
 	if (n > 4 && !strcmp(name + n - 4, GONE_SUFFIX)) {
+		log_warn("finished an unload of %s that was interrupted", change_where(dir));
 		detach_pinned(dir);
 		pins_remove(dir);
-		log_warn("finished an unload that was interrupted (%s)", dir);
 		return;
 	}
 	if (n <= 4 || strcmp(name + n - 4, STAGE_SUFFIX) || n - 4 >= sizeof(base))
@@ -464,28 +484,71 @@ static void recover_one(const char *ns, const char *name)
 		/* Committed: the link runs the staged program. */
 		if (has_main ? renameat2(AT_FDCWD, dir, AT_FDCWD, main, RENAME_EXCHANGE) :
 			       rename(dir, main)) {
-			log_warn("cannot finish an interrupted load in %s: %m", dir);
+			log_warn("cannot finish an interrupted load of %s: %m", change_where(dir));
 		} else {
 			if (has_main)
 				pins_remove(dir);
-			log_warn("finished a load that was interrupted (%s)", main);
+			log_warn("finished a load of %s that was interrupted", change_where(main));
 		}
 	} else {
+		log_warn("undid a load of %s that was interrupted before it took effect",
+			 change_where(dir));
 		pins_remove(dir);
-		log_warn("undid a load that was interrupted before it took effect (%s)", dir);
 	}
 	if (link >= 0)
 		close(link);
 }
 
-/* Recovery, and with @gc defunct limiters, in every namespace's folder. */
+/*
+ * In the folder @ns: with @recover, finish or undo what a killed command
+ * left half done there (this namespace's, under its lock); with @gc,
+ * remove the limiters whose interface is gone (in another namespace's
+ * folder, only those whose link says so: its half-done changes are its
+ * own commands' to finish).
+ */
+static void sweep_ns(const char *ns, int recover, int gc)
+{
+	char dir[PATH_MAX * 2];
+	struct dirent *b;
+	DIR *n;
+
+	n = opendir(ns);
+	if (!n)
+		return;
+	while ((b = readdir(n))) {
+		if (b->d_name[0] == '.')
+			continue;
+		if (!is_ifindex(b->d_name) && recover) {
+			recover_one(ns, b->d_name);
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", ns, b->d_name);
+		if (gc && link_defunct(dir, !recover)) {
+			log_dbg("removing %s: its interface is gone", dir);
+			pins_remove(dir);
+		}
+	}
+	closedir(n);
+}
+
+/*
+ * Recovery in this namespace's folder (its lock held), and with @gc the
+ * limiters whose interface is gone: here, and in the folders of other
+ * namespaces whose lock is free at once (a namespace that was deleted
+ * leaves its limiters to whoever comes next). Nothing waits on another
+ * namespace, and nothing of another namespace is finished or undone.
+ */
 static void recover_all(int gc)
 {
-	char root[PATH_MAX], ns[PATH_MAX + 300], dir[PATH_MAX * 2];
-	struct dirent *a, *b;
-	DIR *r, *n;
+	char root[PATH_MAX], here[PATH_MAX], ns[PATH_MAX + 300];
+	struct dirent *a;
+	DIR *r;
+	int fd;
 
-	if (root_dir(root, sizeof(root), 0))
+	if (state_dir(here, sizeof(here), 0))
+		return;
+	sweep_ns(here, 1, gc);
+	if (!gc || root_dir(root, sizeof(root), 0))
 		return;
 	r = opendir(root);
 	if (!r)
@@ -494,24 +557,14 @@ static void recover_all(int gc)
 		if (!is_ifindex(a->d_name)) /* netns folders are inode numbers */
 			continue;
 		snprintf(ns, sizeof(ns), "%s/%s", root, a->d_name);
-		n = opendir(ns);
-		if (!n)
+		if (!strcmp(ns, here))
 			continue;
-		while ((b = readdir(n))) {
-			if (b->d_name[0] == '.')
-				continue;
-			if (!is_ifindex(b->d_name)) {
-				recover_one(ns, b->d_name);
-				continue;
-			}
-			snprintf(dir, sizeof(dir), "%s/%s", ns, b->d_name);
-			if (gc && link_defunct(dir)) {
-				log_dbg("removing %s: its interface is gone", dir);
-				pins_remove(dir);
-			}
-		}
-		closedir(n);
-		rmdir(ns); /* only succeeds if now empty */
+		fd = folder_lock(ns, 1, a->d_name);
+		if (fd < 0)
+			continue; /* busy: its own command is at work */
+		sweep_ns(ns, 0, 1);
+		rmdir(ns); /* only if now empty, and before its lock goes */
+		close(fd);
 	}
 	closedir(r);
 }
@@ -572,14 +625,17 @@ int limiter_find_by_name(const char *ifname, char *dir, size_t len)
 int stage_begin(struct stage *st, unsigned int ifindex)
 {
 	char ns[PATH_MAX];
+	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (state_dir(ns, sizeof(ns), 1))
 		return -1;
 	snprintf(st->main, sizeof(st->main), "%s/%u", ns, ifindex);
 	snprintf(st->dir, sizeof(st->dir), "%s%s", st->main, STAGE_SUFFIX);
-	if (mkdir(st->dir, 0700)) {
-		log_err("cannot create %s: %m", st->dir);
+	r = state_mkdir(st->dir);
+	if (r) {
+		if (r == -1)
+			log_err("cannot create %s: %m", st->dir);
 		return -1;
 	}
 	st->made = 1;
@@ -600,6 +656,8 @@ int stage_pin(struct stage *st, const int *fd)
 			log_err("cannot pin %s: %m", path);
 			return -1;
 		}
+		if (state_own(path))
+			return -1;
 		fault_point("stage: pinned");
 	}
 	return 0;
@@ -626,6 +684,7 @@ int stage_attach(struct stage *st, int prog_fd, unsigned int ifindex, __u32 mode
 		return -1;
 	}
 	close(link);
+	state_own(path); /* a link pinned is the commit: said if not root's, kept */
 	fault_point("stage: link pinned (committed)");
 	return 0;
 }

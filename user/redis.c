@@ -315,3 +315,11 @@ void backoff_reset(struct backoff *b)
 {
 	b->failures = 0;
 }
+
+const char *redis_where(const struct redis *r)
+{
+	static char buf[REDIS_HOST_MAX + 16];
+
+	snprintf(buf, sizeof(buf), strchr(r->host, ':') ? "[%s]:%s" : "%s:%s", r->host, r->port);
+	return buf;
+}

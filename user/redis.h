@@ -30,6 +30,9 @@ struct redis {
 	char why[160]; /* why the last call failed */
 };
 
+/* "host:port", "[2001:2::1]:port" for an IPv6 address (a static buffer). */
+const char *redis_where(const struct redis *r);
+
 /* A connection not yet made; redis_free() when done with it. */
 void redis_init(struct redis *r);
 void redis_free(struct redis *r);

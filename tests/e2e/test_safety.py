@@ -84,6 +84,46 @@ def test_failed_load_by_a_capable_user_leaves_roots_limiter(limiter, nobody_bin)
     assert snapshot(bed) == before
 
 
+def owners(top):
+    """{path: uid} of @top and everything under it."""
+    out = {top: os.lstat(top).st_uid}
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            out[os.path.join(d, n)] = os.lstat(os.path.join(d, n)).st_uid
+    return out
+
+
+def test_state_a_capable_user_makes_is_roots(bed, nobody_bin):
+    """A user other than root with the capabilities loads a limiter whose
+    folders and pins are root's (CAP_CHOWN gives them to root); without
+    CAP_CHOWN the load is refused and leaves nothing; without
+    CAP_DAC_OVERRIDE it is told it cannot reach the state, not that it
+    cannot create what exists."""
+    if not rlbed.bpffs_at_sys_fs_bpf():
+        pytest.skip("the test reads the owners of the pins: it needs bpffs at /sys/fs/bpf")
+    folder = f"/sys/fs/bpf/xdp-rl/{os.stat(f'/run/netns/{bed.rx}').st_ino}"
+    base = "+bpf,+perfmon,+net_admin,+sys_admin"
+    r = as_capable_nobody(nobody_bin, base + ",+dac_override", "-n", bed.rx, "load",
+                          bed.rx_if, "--limit", "5", "--table", bed.table)
+    rlbed.caps_did_not_reach(r)
+    assert r.returncode == 1 and "CAP_CHOWN" in r.stderr, r
+    assert not os.path.exists(folder) and bed.xdp_prog_id() is None, "refused, nothing left"
+    r = as_capable_nobody(nobody_bin, base, "-n", bed.rx, "load", bed.rx_if, "--limit", "5")
+    assert r.returncode == 1 and "cannot reach" in r.stderr, r
+    assert "cannot create" not in r.stderr, r
+
+    r = as_capable_nobody(nobody_bin, base + ",+dac_override,+chown", "-n", bed.rx, "load",
+                          bed.rx_if, "--limit", "5", "--table", bed.table)
+    assert r.returncode == 0, r
+    try:
+        got = owners(folder)
+        assert len(got) > 10 and set(got.values()) == {0}, \
+            {p: u for p, u in got.items() if u != 0}
+        assert bed.status()["limit"] == 5
+    finally:
+        bed.xdp_ok("unload", bed.rx_if)
+
+
 def test_rules_file_is_read_with_the_callers_rights(limiter, nobody_bin):
     """A setcap'd xdp-rl must not read for its caller what the caller could not."""
     bed = limiter
@@ -160,10 +200,12 @@ def test_bpffs_others_may_write_without_sticky_bit_is_refused(bed):
 
 
 def test_a_lock_held_too_long_names_its_holder(bed):
-    """A command does not wait for ever on a lock: it says who holds it."""
+    """A command does not wait for ever on its namespace's lock: it says
+    who holds it, and which namespace's it is."""
+    ino = os.stat(f"/run/netns/{bed.rx}").st_ino
     r = in_private_bpffs(f"""
-        mkdir -m 0700 /sys/fs/bpf/xdp-rl
-        flock /sys/fs/bpf/xdp-rl sleep 8 &
+        mkdir -m 0700 /sys/fs/bpf/xdp-rl /sys/fs/bpf/xdp-rl/{ino}
+        flock /sys/fs/bpf/xdp-rl/{ino} sleep 8 &
         sleep 0.5
         XDP_RL_LOCK_WAIT=2 {BIN} -n {bed.rx} set {bed.rx_if} --limit 5 && exit 10
         kill $! 2>/dev/null || true
@@ -171,8 +213,74 @@ def test_a_lock_held_too_long_names_its_holder(bed):
         exit 0
     """, timeout=30)
     assert r.returncode == 0, r
-    assert "waiting for the lock" in r.stderr, r
+    assert f"waiting for the lock on the limiters of netns {bed.rx}" in r.stderr, r
     assert "held for 2s by pid" in r.stderr and "sleep" in r.stderr, r
+
+
+# ---- one lock, and one recovery, per namespace -----------------------------------
+
+FAULTS = os.path.join(rlbed.BUILD, "xdp-rl-faults")
+
+
+def test_namespaces_never_wait_on_or_recover_each_other(bed):
+    """Two limiters in two namespaces: a stuck command in one does not hold
+    up the other, and what a killed command left half done in one is
+    finished by that namespace's next command, not by the other's."""
+    if not rlbed.bpffs_at_sys_fs_bpf():
+        pytest.skip("the test holds a namespace's lock: it needs bpffs at /sys/fs/bpf")
+    other = [BIN, "-n", bed.tx]
+    bed.load("--limit", 10)
+    run_ok(other + ["load", bed.tx_if, "--limit", "10", "--table", bed.table])
+    try:
+        folder = f"/sys/fs/bpf/xdp-rl/{os.stat(f'/run/netns/{bed.rx}').st_ino}"
+        assert os.path.isdir(folder), folder
+        # A command in the receiver's namespace that holds its lock (stuck, say) ...
+        holder = subprocess.Popen(["flock", folder, "sleep", "20"])
+        try:
+            time.sleep(0.5)
+            # ... holds up no command in the other namespace, not even a load (which
+            # also collects what is gone everywhere: it skips the busy namespace).
+            env = dict(os.environ, XDP_RL_LOCK_WAIT="3")
+            for argv in (["set", bed.tx_if, "--limit", "7"], ["stats", bed.tx_if],
+                         ["load", bed.tx_if, "--limit", "8", "--force", "--table", bed.table],
+                         ["rule", "add", bed.tx_if, "198.19.7.0/24", "--deny"]):
+                t = time.monotonic()
+                r = run(other + argv, env=env)
+                assert r.returncode == 0 and "waiting" not in r.stderr, (argv, r)
+                assert time.monotonic() - t < 2.5, (argv, "waited on the other namespace")
+            # Its own namespace's commands wait, and say whose lock it is.
+            r = run([BIN, "-n", bed.rx, "set", bed.rx_if, "--limit", "5"],
+                    env=dict(os.environ, XDP_RL_LOCK_WAIT="1"))
+            assert r.returncode == 1 and f"the limiters of netns {bed.rx}" in r.stderr, r
+        finally:
+            holder.kill()
+            holder.wait()
+
+        # An unload killed after its commit, in the receiver's namespace.
+        trace = run([FAULTS, "-n", bed.rx, "unload", bed.rx_if],
+                    env=dict(os.environ, XDP_RL_FAULT_TRACE="1"))
+        assert trace.returncode == 0, trace
+        points = [line for line in trace.stderr.splitlines() if "fault point" in line]
+        at = next(i for i, p in enumerate(points, 1) if "unload: folder renamed" in p)
+        bed.load("--limit", 10)
+        r = run([FAULTS, "-n", bed.rx, "unload", bed.rx_if],
+                env=dict(os.environ, XDP_RL_FAULT_AT=str(at)))
+        assert r.returncode == -9, r
+        # The other namespace's commands, reads and writes, leave it alone ...
+        for argv in (["stats", bed.tx_if], ["set", bed.tx_if, "--limit", "9"],
+                     ["load", bed.tx_if, "--limit", "9", "--force", "--table", bed.table]):
+            r = run(other + argv)
+            assert r.returncode == 0 and "interrupted" not in r.stderr, (argv, r)
+        assert any(n.endswith("-del") for n in os.listdir(folder)), os.listdir(folder)
+        # ... and its own next command finishes it, naming the interface and the namespace.
+        r = bed.xdp("status")
+        assert r.returncode == 0, r
+        assert (f"finished an unload of '{bed.rx_if}' in netns {bed.rx} "
+                f"({folder}/") in r.stderr and "that was interrupted" in r.stderr, r
+        assert bed.xdp_prog_id() is None and bed.limiters() == []
+        assert not os.path.exists(folder), "the namespace's folder goes with its last limiter"
+    finally:
+        run(other + ["unload", bed.tx_if])
 
 
 # ---- interfaces that come and go, and names of any bytes ----------------------
