@@ -17,14 +17,25 @@
 
 const char *cli_netns;
 
+/* Options a command takes more than once: each --layer adds a layer. */
+static int repeatable(const char *name)
+{
+	return !strcmp(name, "layer");
+}
+
 int cmd_getopt(int argc, char **argv, const struct cmd_spec *spec)
 {
 	static struct option opts[MAX_OPTS + 1];
+	static unsigned char seen[MAX_OPTS];
 	static const struct cmd_spec *built;
 	const char *cmd = spec->name;
-	int c, n = 0, prev = optind;
+	int c, n = 0, prev = optind, i;
 
+	/* A new parse (getopt starts again at 1): nothing seen yet. */
+	if (optind <= 1)
+		memset(seen, 0, sizeof(seen));
 	if (built != spec) {
+		memset(seen, 0, sizeof(seen));
 		for (; spec->opts && spec->opts[n].name && n < MAX_OPTS; n++) {
 			opts[n].name = spec->opts[n].name;
 			opts[n].has_arg = spec->opts[n].arg ? required_argument : no_argument;
@@ -45,6 +56,15 @@ int cmd_getopt(int argc, char **argv, const struct cmd_spec *spec)
 		usage_err(cmd, "%s: option '%s' needs a value", cmd,
 			  argv[optind - 1 >= prev ? optind - 1 : prev]);
 		c = '?';
+	} else if (c > 0) {
+		/* An option given twice would silently take the last: say so instead. */
+		for (i = 0; opts[i].name && opts[i].val != c; i++)
+			;
+		if (opts[i].name && !repeatable(opts[i].name) && seen[i]++) {
+			usage_err(cmd, "%s: option '--%s' given twice (give it once)", cmd,
+				  opts[i].name);
+			c = '?';
+		}
 	}
 	return c;
 }

@@ -186,9 +186,10 @@ static int rule_list(int argc, char **argv)
 
 		hits_of(&l, r->id, &h);
 		if (!as_json) {
-			rule_describe(&rules[k], desc, sizeof(desc));
-			printf("%-40s hits %llu, dropped %llu", desc, (unsigned long long)h.packets,
-			       (unsigned long long)h.dropped);
+			/* As `rule add` and a rules file take it: a line can be pasted back. */
+			rule_format(&rules[k], desc, sizeof(desc));
+			printf("%-40s # hits %llu, dropped %llu", desc,
+			       (unsigned long long)h.packets, (unsigned long long)h.dropped);
 			if (h.would_drop)
 				printf(", would drop %llu (dry run)",
 				       (unsigned long long)h.would_drop);

@@ -253,7 +253,7 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 	size_t cap = 0;
 	struct why sw;
 	const char *e;
-	int n;
+	int n, lines = 0;
 
 	memset(c, 0, sizeof(*c));
 	settings_init(&c->s);
@@ -263,6 +263,7 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 			return fail(why, wlen, name, it.no, "%s", e);
 		if (!n)
 			continue;
+		lines++;
 		if (!strcmp(w[0], "rule")) {
 			if (c->s.nrules == XDP_RL_MAX_RULES)
 				return fail(why, wlen, name, it.no, "more than %d rules",
@@ -289,6 +290,17 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 			return -1;
 		}
 	}
+	/*
+	 * Nothing in it (an empty or truncated file, a wrong path's): applied,
+	 * it would put every setting back to load's default and delete every
+	 * rule. Say so instead; a file that means it says one thing.
+	 */
+	if (!lines)
+		return fail(
+			why, wlen, name, 0,
+			"it has no settings and no rules: applied, it would put the limiter back "
+			"to load's defaults and delete its rules (to mean that, write at least "
+			"one line, such as 'limit 1000')");
 	dup = rules_duplicate(c->s.rules, c->s.nrules, &first);
 	if (dup) {
 		fmt_prefix(&dup->addr, dup->prefix, pfx, sizeof(pfx));

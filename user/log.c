@@ -22,11 +22,31 @@ const char *log_first_error(void)
 	return first_error[0] ? first_error : NULL;
 }
 
+/*
+ * @s on stderr, each byte that is not printable ASCII (a tab, an escape, a
+ * byte of 0x80 and up in an interface name someone typed) as \xNN, so that
+ * a message is one line of text whatever it quotes.
+ */
+static void put_escaped(const char *s)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p >= 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
+}
+
 static void vsay(const char *prefix, const char *fmt, va_list ap)
 {
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fputs("xdp-rl: ", stderr);
 	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	put_escaped(msg);
 	fputc('\n', stderr);
 }
 
@@ -64,6 +84,7 @@ void log_dbg(const char *fmt, ...)
 
 int usage_err(const char *cmd, const char *fmt, ...)
 {
+	char msg[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -71,8 +92,9 @@ int usage_err(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fputs("xdp-rl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	put_escaped(msg);
 	if (cmd)
 		fprintf(stderr, " (see 'xdp-rl %s --help')\n", cmd);
 	else
@@ -80,9 +102,28 @@ int usage_err(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* The map libbpf last said it could not create ("map 'src4': failed to create: ..."). */
+static char failed_map[64];
+
+const char *log_libbpf_failed_map(void)
+{
+	return failed_map[0] ? failed_map : NULL;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
+	const char *p;
+	char msg[256];
+	va_list cp;
+
+	if (level == LIBBPF_WARN) {
+		va_copy(cp, ap);
+		vsnprintf(msg, sizeof(msg), fmt, cp);
+		va_end(cp);
+		p = strstr(msg, "map '");
+		if (p && strstr(p, "': failed to create"))
+			sscanf(p + 5, "%63[^']", failed_map);
+	}
 	if (log_level < 2)
 		return 0;
 	return vfprintf(stderr, fmt, ap);

@@ -30,6 +30,8 @@ int usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* The first error (log_err, usage_err) this run printed, or NULL. */
 const char *log_first_error(void);
 
+/* The name of the map libbpf last failed to create, or NULL. */
+const char *log_libbpf_failed_map(void);
 /* Route libbpf's log through log_level (shown with -vv). */
 void log_setup_libbpf(void);
 

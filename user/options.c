@@ -54,12 +54,8 @@ const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 	if (*end)
 		return "not a number";
 	if (v < min || v > max) {
-		if (v == 0)
-			snprintf(why, sizeof(why), "must be at least %llu",
-				 (unsigned long long)min);
-		else
-			snprintf(why, sizeof(why), "out of range %llu..%llu",
-				 (unsigned long long)min, (unsigned long long)max);
+		snprintf(why, sizeof(why), "must be %s %llu", v < min ? "at least" : "at most",
+			 (unsigned long long)(v < min ? min : max));
 		return why;
 	}
 	*out = v;
@@ -69,30 +65,46 @@ const char *parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns)
 {
 	static char why[80];
-	const char *end, *e;
+	const char *end, *e, *frac_end;
+	__u64 v, frac = 0, scale = 1, part;
 	char lo[16], hi[16];
-	__u64 v;
+	int digits = 0;
 	size_t i;
 
 	e = parse_digits(s, &v, &end);
 	if (e)
 		return e;
+	/* A decimal fraction: 1.5s is 1500ms, if it is a whole number of ns. */
+	if (*end == '.') {
+		frac_end = end + 1;
+		while (isdigit((unsigned char)*frac_end) && digits < 18) {
+			frac = frac * 10 + (__u64)(*frac_end++ - '0');
+			scale *= 10;
+			digits++;
+		}
+		if (!digits || isdigit((unsigned char)*frac_end))
+			return "not a number";
+		end = frac_end;
+	}
 	if (!*end)
-		return "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)";
+		return "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)";
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].name))
 			continue;
-		if (v > max_ns / units[i].ns || v * units[i].ns < min_ns ||
-		    v * units[i].ns > max_ns) {
+		if (digits && (frac > ~0ULL / units[i].ns || frac * units[i].ns % scale))
+			return "not a whole number of nanoseconds";
+		part = digits ? frac * units[i].ns / scale : 0;
+		if (v > max_ns / units[i].ns || v * units[i].ns + part < min_ns ||
+		    v * units[i].ns > max_ns - part) {
 			fmt_duration(min_ns, lo, sizeof(lo));
 			fmt_duration(max_ns, hi, sizeof(hi));
 			snprintf(why, sizeof(why), "out of range %s..%s", lo, hi);
 			return why;
 		}
-		*ns = v * units[i].ns;
+		*ns = v * units[i].ns + part;
 		return NULL;
 	}
-	return "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)";
+	return "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)";
 }
 
 const char *parse_addr(const char *s, struct ip_addr *a)
@@ -153,15 +165,31 @@ const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix)
 	if (e)
 		return e;
 	if (!slash) {
-		*prefix = a->family == AF_INET ? 32 : 128;
-		return NULL;
-	}
-	e = parse_u64(slash + 1, 0, a->family == AF_INET ? 32 : 128, &len);
-	if (e) {
-		snprintf(why, sizeof(why), "prefix length '%s': %s", slash + 1, e);
-		return why;
+		len = a->family == AF_INET ? 32 : 128;
+	} else {
+		e = parse_u64(slash + 1, 0, a->family == AF_INET ? 32 : 128, &len);
+		if (e) {
+			snprintf(why, sizeof(why), "prefix length '%s': %s", slash + 1, e);
+			return why;
+		}
 	}
 	*prefix = len;
+	/*
+	 * ::ffff:0:0/96 holds IPv4 addresses in IPv6's form, which no packet on
+	 * the wire carries: an IPv4 packet is matched as IPv4. A rule there
+	 * would match nothing.
+	 */
+	if (a->family == AF_INET6 && len >= 96 &&
+	    !memcmp(a->bytes, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		snprintf(why, sizeof(why),
+			 "an IPv4-mapped address, which no packet carries: write it as IPv4 "
+			 "(%u.%u.%u.%u/%u)",
+			 a->bytes[12], a->bytes[13], a->bytes[14], a->bytes[15],
+			 (unsigned int)len - 96);
+		return why;
+	}
+	if (!slash)
+		return NULL;
 	m = *a;
 	mask_addr(&m, *prefix);
 	if (memcmp(&m, a, sizeof(m))) {

@@ -40,13 +40,21 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 					      { "syn", no_argument, NULL, OPT_SYN },
 					      { 0 } };
 	int opt, allow = 0, deny = 0;
-	unsigned int proto;
+	unsigned int proto, seen = 0;
 	const char *e;
 
 	memset(r, 0, sizeof(*r));
 	optind = 0;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		/* Each option once, but --layer (one a layer). */
+		if (opt >= OPT_ALLOW && opt != OPT_LAYER && (seen & 1U << (opt - OPT_ALLOW))) {
+			snprintf(why, len, "option '--%s' given twice (give it once)",
+				 opts[opt - OPT_ALLOW].name);
+			return -1;
+		}
+		if (opt >= OPT_ALLOW)
+			seen |= 1U << (opt - OPT_ALLOW);
 		switch (opt) {
 		case OPT_ALLOW: allow = 1; break;
 		case OPT_DENY: deny = 1; break;

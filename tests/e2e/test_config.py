@@ -123,6 +123,11 @@ def test_apply_adds_changes_and_deletes_rules(bed, tmp_path):
         bed.xdp_ok("rule", "add", bed.rx_if, *rule)
     bed.nft_counters({"71": "ip saddr 198.19.71.1", "72": "ip saddr 198.19.72.1"})
     bed.send(["198.19.71.1", "198.19.72.1"], 3)
+
+    def hits():
+        return {x["prefix"]: x["hits"]
+                for x in bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]}
+    assert hits()["198.19.71.0/24"] == 3
     path = write(tmp_path, "c.conf",
                  f"interface {bed.rx_if}\nlimit 10\nwindow 1h\nmax-sources 1024\n"
                  f"table {bed.table}\n"
@@ -142,8 +147,11 @@ def test_apply_adds_changes_and_deletes_rules(bed, tmp_path):
         f"xdp-rl: {i}: changed rule 198.19.73.0/24 --deny (was --allow)",
         f"xdp-rl: {i}: added rule 2001:2:0:74::/64 --allow",
         f"xdp-rl: {i}: replaced the limiter under its link: every window restarted (its "
-        f"source tables changed)",
+        f"source tables changed); the rules it keeps, their counters and budgets were kept",
     ], out
+    # A rule kept (changed in place) keeps its counters through the replacement.
+    assert hits() == {"198.19.71.0/24": 3, "198.19.72.0/24": 0, "198.19.73.0/24": 0,
+                      "2001:2:0:74::/64": 0}
     rules = bed.xdp_json("rule", "list", i, "--json")["rules"]
     assert [(x["prefix"], x["action"], [y["limit"] for y in x["layers"]]) for x in rules] == [
         ("198.19.71.0/24", "limit", [8]), ("198.19.72.0/24", "limit", [8, 9]),
@@ -226,8 +234,40 @@ def test_apply_check(bed, tmp_path):
                  "rule 198.19.92.0/24 --layer 1000/1s --shared\n")
     out = bed.xdp_ok("apply", "--check", good)
     assert out == (f"xdp-rl: {good}: good: {bed.rx_if} (native mode): 5000 bytes per 1s "
-                   "window and 50000 bytes per 1m window, per key, 1 rule\n"), out
+                   "window and 50000 bytes per 1m window, per key, 1 rule\n"
+                   f"xdp-rl: {bed.rx_if}: would be: loaded (no limiter runs there)\n"), out
     assert bed.limiters() == [], "--check loads nothing"
+
+    # As root, against a running limiter: what applying it would change, and nothing changed.
+    bed.load("--limit", 10, "--window", "1h", "--max-sources", 1024)
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.93.0/24", "--deny")
+    bed.send(SRC, 3)
+    before = snapshot(bed)
+    out = bed.xdp_ok("apply", "--check", good)
+    assert out.splitlines()[1:] == [
+        f"xdp-rl: {bed.rx_if}: would be: layer 5000/1s, layer 50000/1m (was limit 10, "
+        "window 1h)",
+        f"xdp-rl: {bed.rx_if}: would be: bytes (was no bytes)",
+        f"xdp-rl: {bed.rx_if}: would be: max-sources 262144 (was max-sources 1024)",
+        f"xdp-rl: {bed.rx_if}: would be: max-layers 2 (was max-layers 1)",
+        f"xdp-rl: {bed.rx_if}: would be: added rule 198.19.92.0/24 --layer 1000/1s --shared",
+        f"xdp-rl: {bed.rx_if}: would be: deleted rule 198.19.93.0/24 --deny",
+        f"xdp-rl: {bed.rx_if}: would be: replaced under its link: every window restarted "
+        "(its source tables change)"], out
+    assert snapshot(bed) == before, "--check changes nothing"
+    # A file that deletes every rule says so before it is applied.
+    empty = write(tmp_path, "norules.conf",
+                  f"interface {bed.rx_if}\nlimit 10\nwindow 1h\nmax-sources 1024\n"
+                  f"table {bed.table}\n")
+    out = bed.xdp_ok("apply", "--check", empty)
+    assert out.splitlines()[1:] == [
+        f"xdp-rl: {bed.rx_if}: would be: deleted rule 198.19.93.0/24 --deny"], out
+    r = bed.xdp("apply", empty)
+    assert r.returncode == 0, r
+    assert f"the file has no rules: it deletes every rule of '{bed.rx_if}' (1)" in r.stderr, r
+    # An empty (or truncated to nothing) file is refused.
+    r = bed.xdp("apply", write(tmp_path, f"{bed.rx_if}.conf", ""))
+    assert r.returncode == 2 and "it has no settings and no rules" in r.stderr, r
 
     # No privilege, no namespace: reading the file is all it needs.
     setpriv = shutil.which("setpriv")

@@ -492,3 +492,35 @@ def test_the_kernel_floor_and_the_tested_kernels_are_stated_as_built():
     for k in kernels:
         assert any(line.startswith(f"| `{k}`") for line in rows), \
             f"README.md: the kernels table has no row for `{k}` (Makefile's KERNELS)"
+
+
+def test_the_journal_is_where_readme_says(bed, tmp_path):
+    """An apply killed after writing its journal leaves it at README's path,
+    /run/xdp-rl/journal/apply-<netns cookie>.conf, holding the file's target."""
+    readme = " ".join(read(os.path.join(ROOT, "README.md")).split())
+    m = re.search(r"`(/run/xdp-rl/journal/apply-)<netns cookie>(\.conf)`", readme)
+    assert m, "README.md: the journal's path, `/run/xdp-rl/journal/apply-<netns cookie>.conf`"
+    faults = os.path.join(rlbed.BUILD, "xdp-rl-faults")
+    conf = tmp_path / "j.conf"
+    conf.write_text(f"interface {bed.rx_if}\nlimit 7\nwindow 1h\n")
+    trace = run([faults, "-n", bed.rx, "apply", str(conf)],
+                env=dict(os.environ, XDP_RL_FAULT_TRACE="1"))
+    assert trace.returncode == 0, trace
+    points = [line for line in trace.stderr.splitlines() if "fault point" in line]
+    at = next(i for i, p in enumerate(points, 1) if "journal: committed" in p)
+    bed.xdp_ok("unload", bed.rx_if)
+    conf.write_text(f"interface {bed.rx_if}\nlimit 8\nwindow 1h\n")
+    r = run([faults, "-n", bed.rx, "apply", str(conf)],
+            env=dict(os.environ, XDP_RL_FAULT_AT=str(at)))
+    assert r.returncode == -9, r
+    cookie = run_ok(["ip", "netns", "exec", bed.rx, rlbed.PY, "-c",
+                     "import socket, struct; s = socket.socket(socket.AF_UNIX); "
+                     "print(struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])"]
+                    ).stdout.strip()
+    path = f"{m.group(1)}{cookie}{m.group(2)}"
+    try:
+        with open(path) as f:
+            assert "limit 8" in f.read()
+    finally:
+        bed.xdp("status")  # finishes the apply, and removes the journal
+    assert not os.path.exists(path) and bed.status()["limit"] == 8

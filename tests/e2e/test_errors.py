@@ -39,7 +39,8 @@ for cmd in ("load", "set"):
         case(cmd, IF, "--window", "5", mention="'5'"),
         case(cmd, IF, "--window", "0s", mention="0s"),
         case(cmd, IF, "--window", "1x", mention="1x"),
-        case(cmd, IF, "--window", "1.5s", mention="1.5s"),
+        case(cmd, IF, "--window", "1.5ns", mention="1.5ns"),
+        case(cmd, IF, "--window", "1.s", mention="1.s"),
         case(cmd, IF, "--window", "1 s", mention="1 s"),
         case(cmd, IF, "--window", "", mention="--window"),
         case(cmd, IF, "--window", "-1s", mention="-1s"),
@@ -58,6 +59,13 @@ USAGE += [
     case("load", IF, "--v4-prefix", "24x", mention="24x"),
     case("load", IF, "--mode", "bogus", mention="bogus"),
     case("load", IF, "--max-sources", "0", mention="--max-sources"),
+    case("load", IF, "--max-sources", "1", mention="must be at least 16"),
+    case("load", IF, "--limit", "5", "--limit", "6", mention="'--limit' given twice"),
+    case("set", IF, "--limit", "5", "--limit", "6", mention="'--limit' given twice"),
+    case("set", IF, "--window", "1s", "--window=2s", mention="'--window' given twice"),
+    case("rule", "add", IF, "198.19.5.0/24", "--deny", "--deny", mention="given twice"),
+    case("rule", "add", IF, "::ffff:198.18.5.1", "--deny",
+         mention="write it as IPv4 (198.18.5.1/32)"),
     case("load", IF, "--max-sources", BIG, mention=BIG),
     case("load", IF, "--dry-run", "--enforce", mention="--enforce"),
     case("set", IF, "--dry-run", "--enforce", mention="--enforce"),
@@ -169,9 +177,23 @@ def test_no_such_interface(limiter, argv):
     r = bed.xdp(*argv)
     assert r.returncode == 1, r
     assert r.stderr.startswith("xdp-rl:") and f"'{argv[1]}'" in r.stderr, r.stderr
+    # The namespace's own list of interfaces, which plain `ip link` is not.
+    assert f"(see 'ip -n {bed.rx} link')" in r.stderr, r.stderr
     assert r.stdout == ""
     assert snapshot(bed) == before
     assert bed.limiters()[0]["interface"] == bed.rx_if and len(bed.limiters()) == 1
+
+
+def test_a_name_of_any_bytes_is_quoted_on_one_line(limiter):
+    """A tab, an escape or a byte 0xff in what a user typed comes back as
+    \\xNN: a message stays one line of text, whatever it quotes."""
+    bed = limiter
+    name = "a\tb\x1b[2J\udcff"   # \udcff: the byte 0xff, as Python passes argv
+    for argv in (["load", name, "--limit", "5"], ["get", bed.rx_if, name]):
+        r = bed.xdp(*argv)
+        assert r.returncode in (1, 2), (argv, r)
+        assert "a\\x09b\\x1b[2J\\xff" in r.stderr, (argv, r.stderr)
+        assert len(r.stderr.splitlines()) == 1 and "\x1b" not in r.stderr, (argv, r.stderr)
 
 
 @pytest.mark.parametrize("argv", [["status"], ["status", "--json"], ["load", "lo"],
@@ -294,3 +316,38 @@ def test_unload_a_limiter_whose_interface_is_gone(bed):
     assert bed.limiters() == []
     r = bed.xdp("unload", extra)
     assert r.returncode == 1 and "No such device" in r.stderr, r
+
+
+def memory_cgroup(limit_bytes):
+    """A memory cgroup limited to @limit_bytes (v2, or v1's memory controller):
+    (its folder, the file that takes a pid, the file that sets the limit)."""
+    v2 = "/sys/fs/cgroup"
+    if os.path.exists(f"{v2}/cgroup.controllers") and \
+            "memory" in open(f"{v2}/cgroup.subtree_control").read().split():
+        return v2, "cgroup.procs", "memory.max"
+    if os.path.isdir(f"{v2}/memory"):
+        return f"{v2}/memory", "cgroup.procs", "memory.limit_in_bytes"
+    return None
+
+
+def test_out_of_memory_names_the_map_and_its_option(bed):
+    """In a memory cgroup too small for its tables, load names the map that
+    could not be made, its size and the option that sizes it, not the program."""
+    where = memory_cgroup(150 << 20)
+    if not where:
+        pytest.skip("no memory cgroup controller to limit a load with")
+    parent, procs, limit = where
+    cg = os.path.join(parent, f"xdp-rl-e2e-{bed.tag}")
+    os.mkdir(cg)
+    try:
+        with open(os.path.join(cg, limit), "w") as f:
+            f.write(str(150 << 20))
+        r = run(["sh", "-c", f'echo $$ > {cg}/{procs} && exec "$@"', "sh",
+                 *bed.argv("load", bed.rx_if, "--max-sources", "1000000", "--table", bed.table)])
+    finally:
+        os.rmdir(cg)
+    assert r.returncode == 1, r
+    assert "the kernel cannot make map '" in r.stderr and "MB" in r.stderr, r
+    assert "Cannot allocate memory" in r.stderr, r
+    assert "--max-sources 1000000" in r.stderr and "cannot load the XDP program" not in r.stderr, r
+    assert bed.xdp_prog_id() is None and bed.limiters() == []

@@ -200,9 +200,12 @@ class Fleet:
 
     def agent_argv(self, i, *extra, redis=f"{REDIS_ADDR}:6379"):
         bed = self.beds[i]
+        defaults = [("--group", self.tag), ("--sync", f"{int(SYNC_S * 1000)}ms"),
+                    ("--sync-above", str(ABOVE))]
+        # An option of @extra takes the place of its default (each is given once).
+        given = [opt for opt, _ in defaults if opt in extra]
         return [rlbed.BIN, "-n", bed.rx, "fleet", bed.rx_if, "--redis", redis,
-                "--group", self.tag, "--sync", f"{int(SYNC_S * 1000)}ms",
-                "--sync-above", str(ABOVE), *extra]
+                *[a for opt, val in defaults if opt not in given for a in (opt, val)], *extra]
 
     def start_agent(self, i, *extra, **kw):
         out = open(os.path.join(self.tmp, f"agent{i}.log"), "ab")

@@ -55,9 +55,9 @@ UNIT_TEST(parse_u64)
 	ASSERT_STREQ(parse_u64("100", 1, 100, &v), NULL, "parse_u64: the maximum is in range");
 	ASSERT_STREQ(parse_u64("0", 1, 100, &v), "must be at least 1",
 		     "parse_u64: 0 under a minimum of 1");
-	ASSERT_STREQ(parse_u64("101", 1, 100, &v), "out of range 1..100",
+	ASSERT_STREQ(parse_u64("101", 1, 100, &v), "must be at most 100",
 		     "parse_u64: one past the maximum");
-	ASSERT_STREQ(parse_u64("4", 5, 100, &v), "out of range 5..100",
+	ASSERT_STREQ(parse_u64("4", 5, 100, &v), "must be at least 5",
 		     "parse_u64: one under the minimum");
 }
 
@@ -74,7 +74,9 @@ UNIT_TEST(parse_duration)
 		{ "2000000ns", 2000000ULL },  { "1s", SEC_NS },
 		{ "15m", 15 * 60 * SEC_NS },  { "2h", 2 * 3600 * SEC_NS },
 		{ "8784h", WINDOW_MAX_NS },   { "366d", WINDOW_MAX_NS },
-		{ "2d", 2 * 86400 * SEC_NS },
+		{ "2d", 2 * 86400 * SEC_NS }, { "1.5s", 1500000000ULL },
+		{ "0.25m", 15 * SEC_NS },     { "1.001s", 1001000000ULL },
+		{ "2.5ms", 2500000ULL },      { "1.000000001s", 1000000001ULL },
 	};
 	static const char range[] = "out of range 1ms..366d";
 	__u64 ns;
@@ -88,16 +90,16 @@ UNIT_TEST(parse_duration)
 			  (unsigned long long)ok[i].ns);
 	}
 	ASSERT_STREQ(parse_duration("10", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
+		     "needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
 		     "parse_duration: a number without a unit is refused");
 	ASSERT_STREQ(parse_duration("10w", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
 		     "parse_duration: an unknown unit");
 	ASSERT_STREQ(parse_duration("10 s", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
 		     "parse_duration: no space before the unit");
 	ASSERT_STREQ(parse_duration("1S", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns),
-		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
 		     "parse_duration: units are lower case");
 	ASSERT_STREQ(parse_duration("", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns), "empty value",
 		     "parse_duration: \"\" is empty");
@@ -118,6 +120,19 @@ UNIT_TEST(parse_duration)
 		     range, "parse_duration: 2^64 - 1 hours is out of range");
 	ASSERT_STREQ(parse_duration("18446744073709551616ns", 0, ~0ULL, &ns), "too large",
 		     "parse_duration: a number past 2^64 overflows");
+	ASSERT_STREQ(parse_duration("1.5ns", 0, ~0ULL, &ns), "not a whole number of nanoseconds",
+		     "parse_duration: a fraction of a nanosecond");
+	ASSERT_STREQ(parse_duration("1.0000000001s", 0, ~0ULL, &ns),
+		     "not a whole number of nanoseconds", "parse_duration: past nanoseconds");
+	ASSERT_STREQ(parse_duration("1.s", 0, ~0ULL, &ns), "not a number",
+		     "parse_duration: a point without digits");
+	ASSERT_STREQ(parse_duration(".5s", 0, ~0ULL, &ns), "not a number",
+		     "parse_duration: digits before the point");
+	ASSERT_STREQ(parse_duration("1.5.5s", 0, ~0ULL, &ns),
+		     "unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
+		     "parse_duration: one point");
+	ASSERT_STREQ(parse_duration("366.5d", WINDOW_MIN_NS, WINDOW_MAX_NS, &ns), range,
+		     "parse_duration: a fraction past the maximum");
 }
 
 /* ---- parse_addr, parse_layer, parse_cidr --------------------------------------- */
@@ -166,17 +181,18 @@ UNIT_TEST(parse_layer)
 	ASSERT_STREQ(parse_layer("10x/1s", &l), "limit '10x': not a number",
 		     "parse_layer: a limit that is not a number");
 	ASSERT_STREQ(parse_layer("100/1", &l),
-		     "window '1': needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
+		     "window '1': needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
 		     "parse_layer: a window without a unit");
 	ASSERT_STREQ(parse_layer("100/", &l), "window '': empty value", "parse_layer: no window");
-	ASSERT_STREQ(parse_layer("100/1s/2s", &l),
-		     "window '1s/2s': unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s)",
-		     "parse_layer: one slash only");
+	ASSERT_STREQ(
+		parse_layer("100/1s/2s", &l),
+		"window '1s/2s': unknown unit: use ns, us, ms, s, m, h or d (e.g. 500ms, 1s, 1.5s)",
+		"parse_layer: one slash only");
 	ASSERT_STREQ(parse_layer("70368744177664/1s", &l), NULL,
 		     "parse_layer: the largest limit (XDP_RL_LIMIT_MAX) is accepted");
 	ASSERT_EQ(l.limit, XDP_RL_LIMIT_MAX, "parse_layer: the largest limit is 2^46");
 	ASSERT_STREQ(parse_layer("70368744177665/1s", &l),
-		     "limit '70368744177665': out of range 1..70368744177664",
+		     "limit '70368744177665': must be at most 70368744177664",
 		     "parse_layer: one past the largest limit");
 	ASSERT_STREQ(parse_layer("1234567890123456789012345678901234567890/1s", &l),
 		     "limit too large", "parse_layer: a limit longer than any number");
@@ -213,9 +229,9 @@ UNIT_TEST(parse_cidr)
 		     "bits set past /48 (did you mean 2001:2::/48?)",
 		     "parse_cidr: IPv6 bits past the length, and the prefix meant");
 	ASSERT_STREQ(parse_cidr("198.18.0.0/33", &a, &len),
-		     "prefix length '33': out of range 0..32", "parse_cidr: IPv4 /33");
+		     "prefix length '33': must be at most 32", "parse_cidr: IPv4 /33");
 	ASSERT_STREQ(parse_cidr("2001:2::/129", &a, &len),
-		     "prefix length '129': out of range 0..128", "parse_cidr: IPv6 /129");
+		     "prefix length '129': must be at most 128", "parse_cidr: IPv6 /129");
 	ASSERT_STREQ(parse_cidr("198.18.0.0/", &a, &len), "prefix length '': empty value",
 		     "parse_cidr: a slash without a length");
 	ASSERT_STREQ(parse_cidr("198.18.0.0/-1", &a, &len),
@@ -225,6 +241,17 @@ UNIT_TEST(parse_cidr)
 		     "parse_cidr: a name is not an address");
 	ASSERT_STREQ(parse_cidr("1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa/64", &a, &len),
 		     "not an IPv4 or IPv6 prefix", "parse_cidr: an address longer than any");
+	/* No packet carries an IPv4-mapped address: a rule there would match nothing. */
+	ASSERT_STREQ(parse_cidr("::ffff:198.18.5.1", &a, &len),
+		     "an IPv4-mapped address, which no packet carries: write it as IPv4 "
+		     "(198.18.5.1/32)",
+		     "parse_cidr: an IPv4-mapped address is refused, with the IPv4 form");
+	ASSERT_STREQ(parse_cidr("::ffff:198.18.5.0/120", &a, &len),
+		     "an IPv4-mapped address, which no packet carries: write it as IPv4 "
+		     "(198.18.5.0/24)",
+		     "parse_cidr: ... and so is an IPv4-mapped prefix");
+	ASSERT_STREQ(parse_cidr("::/64", &a, &len), NULL,
+		     "parse_cidr: a prefix holding the mapped range is one packets carry");
 }
 
 /* ---- fmt_duration, words ------------------------------------------------------ */
@@ -496,9 +523,8 @@ UNIT_TEST(rules_file)
 
 	/* 15 words on a line are allowed (RULE_WORDS, with the command's name). */
 	p = tmp_file(&t, "words15",
-		     "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
-		     "--shared --shared --shared --shared --shared --shared --shared --shared "
-		     "--shared\n");
+		     "198.18.0.0/24 --layer 1/1s --layer 2/2s --layer 3/3s --layer 4/4s "
+		     "--shared --proto tcp --dport 80 --syn\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), 0, "rules_file: 15 words on a line are allowed");
 	tmp_close(&t);
 }
@@ -827,8 +853,15 @@ UNIT_TEST(config_parse)
 	ASSERT_EQ(c.s.rules[2].rule.action, XDP_RL_RULE_DENY, "config_parse: IPv6 last");
 	config_free(&c);
 
-	ASSERT_EQ(config("", "/etc/xdp-rl/veth0.conf", &c, why, sizeof(why)), 0,
-		  "config_parse: an empty file is a limiter of load's defaults");
+	ASSERT_EQ(config("", "/etc/xdp-rl/veth0.conf", &c, why, sizeof(why)), -1,
+		  "config_parse: an empty file is refused (it would delete every rule)");
+	ASSERT_STRSTR(why, "no settings and no rules", "config_parse: ... saying so");
+	config_free(&c);
+	ASSERT_EQ(config("# truncated\n\n", "/etc/xdp-rl/veth0.conf", &c, why, sizeof(why)), -1,
+		  "config_parse: so is a file of comments");
+	config_free(&c);
+	ASSERT_EQ(config("interface veth0\n", "/etc/xdp-rl/veth0.conf", &c, why, sizeof(why)), 0,
+		  "config_parse: a file of one line is a limiter of load's defaults");
 	ASSERT_STREQ(c.ifname, "veth0", "config_parse: ... on the interface its file names");
 	ASSERT_EQ(c.s.live.nlayers, 1, "config_parse: one layer by default");
 	ASSERT_EQ(c.s.live.layer[0].limit, 1000, "config_parse: of 1000");
@@ -878,7 +911,7 @@ UNIT_TEST(config_print)
 	char why[512], *t;
 	size_t len;
 
-	round_trip("", "config_print: load's defaults");
+	round_trip("interface rt\n", "config_print: load's defaults");
 	round_trip("limit 7\nwindow 60s\n", "config_print: one layer");
 	round_trip("layer 2000/1s\nlayer 3000/60s\naligned\ndry-run\nnew-sources 5/1ms\n"
 		   "on-table-full drop\nproto udp\ndport 53,5353-5354\nlink-local prefix\n"

@@ -126,6 +126,11 @@ UNIT_TEST(redis_parse_addr)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ASSERT_TRUE(redis_parse_addr(&r, bad[i]) != NULL,
 			    "redis_parse_addr: '%s' is refused", bad[i]);
+	/* Said back as it is written: an IPv6 address in brackets. */
+	ASSERT_STREQ(redis_parse_addr(&r, "[2001:2::1]:7000"), NULL, "redis_where: parsed");
+	ASSERT_STREQ(redis_where(&r), "[2001:2::1]:7000", "redis_where: IPv6 in brackets");
+	ASSERT_STREQ(redis_parse_addr(&r, "198.18.0.1"), NULL, "redis_where: parsed");
+	ASSERT_STREQ(redis_where(&r), "198.18.0.1:6379", "redis_where: IPv4 bare");
 	redis_free(&r);
 }
 
