@@ -196,6 +196,15 @@ struct {
 	__type(value, struct xdp_rl_hot_key);
 } hot_key SEC(".maps");
 
+/* What `charge` put into windows, for `get` to show apart (user space's; never read here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDP_RL_CHARGES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdp_rl_charge_key);
+	__type(value, struct xdp_rl_charge);
+} charges SEC(".maps");
+
 /* LRU tables: the generation counter and the elements each table holds (enum xdp_rl_lru_word). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

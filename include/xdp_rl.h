@@ -55,7 +55,8 @@ enum xdp_rl_map_kind {
 	X(REMOTE, remote, XDP_RL_KEEP_TABLE)			\
 	X(FLEET, fleet, XDP_RL_KEEP)				\
 	X(LRU, lru, XDP_RL_KEEP_TABLE)				\
-	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)
+	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)			\
+	X(CHARGES, charges, XDP_RL_KEEP_TABLE)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -429,6 +430,31 @@ enum xdp_rl_lru_word {
 	XDP_RL_LRU_GEN,
 	XDP_RL_LRU_LIVE, /* + enum xdp_rl_table: src4, src6, agg4, agg6 */
 	XDP_RL_LRU_WORDS = XDP_RL_LRU_LIVE + 4,
+};
+
+/*
+ * What `charge` and `reset --count` put into a window, recorded by user
+ * space beside the tables (the program never reads it), so that `get` shows
+ * it apart from the packets the window counted. Keyed as the window is: its
+ * table (enum xdp_rl_table, or XDP_RL_CHARGE_SHARED for a --shared rule's
+ * budget, lsid then the rule's id), its limit set and key. A record counts
+ * for a layer only while that layer's window is the one it names (its
+ * start): a window that ended took its record with it.
+ */
+#define XDP_RL_CHARGE_SHARED 0xffffffffU
+#define XDP_RL_CHARGES	     16384 /* records kept; the ended ones make room */
+
+struct xdp_rl_charge_key {
+	__u32 table;
+	__u32 lsid;
+	__u32 k[4];
+};
+
+struct xdp_rl_charge {
+	__u64 started_ns[XDP_RL_MAX_LAYERS]; /* the window's start, as its state says it */
+	__u64 total[XDP_RL_MAX_LAYERS];	     /* charged to it */
+	__u64 in_budget[XDP_RL_MAX_LAYERS];  /* of which it took from the limit's budget */
+	__u64 ends_ns;			     /* when its last window ends: then it may go */
 };
 
 /*

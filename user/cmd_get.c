@@ -66,12 +66,18 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
 	int fleet = limiter_live(l)->flags & XDP_RL_F_FLEET;
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
+	/* What `charge` put in is no packet: the packets are the rest of the count. */
+	__u64 cmd = src->by_command[0], packets = src->count[0] - cmd;
 	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32];
 	__u32 i;
 
 	/* In a fleet, the others' part counts too: what passed here is the window's own count. */
 	if (fleet && src->charged[0] < passed)
 		passed = src->charged[0];
+	/* Of the budget below the limit, the packets had what the charges did not take. */
+	passed = passed > src->by_command_in_budget[0] ? passed - src->by_command_in_budget[0] : 0;
+	if (passed > packets)
+		passed = packets;
 	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
 	if (src->has_rule)
 		fmt_prefix(&src->rule, src->rule_prefix, rule, sizeof(rule));
@@ -102,9 +108,11 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 			json_u64(j, "last_seen_ms", mono_unix_ms(src->seen_mono_ns));
 		else
 			json_null(j, "last_seen_ms");
+		/* Of count, what `charge` or `reset --count` put in: not packets. */
+		json_u64(j, "charged_by_command", cmd);
 		if (split) {
 			json_u64(j, "passed", passed);
-			json_u64(j, dry ? "would_drop" : "dropped", src->count[0] - passed);
+			json_u64(j, dry ? "would_drop" : "dropped", packets - passed);
 		}
 		layers_json(j, src->lay, src->nlayers, src);
 		json_end(j);
@@ -119,10 +127,17 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 			       (unsigned long long)src->lay[i].limit, w);
 		else
 			printf(" %12llu %s", (unsigned long long)src->count[0], limiter_unit(l));
-		if (split)
-			printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
-			       (unsigned long long)(src->count[0] - passed),
+		if (split && cmd)
+			printf(" (%llu by 'charge'; of %llu packets, %llu passed, %llu %s)",
+			       (unsigned long long)cmd, (unsigned long long)packets,
+			       (unsigned long long)passed, (unsigned long long)(packets - passed),
 			       dry ? "would drop" : "dropped");
+		else if (split)
+			printf(" (%llu passed, %llu %s)", (unsigned long long)passed,
+			       (unsigned long long)(packets - passed),
+			       dry ? "would drop" : "dropped");
+		else if (src->by_command[i])
+			printf(" (%llu by 'charge')", (unsigned long long)src->by_command[i]);
 		if (fleet && src->count[i])
 			printf(", %llu elsewhere in the fleet", (unsigned long long)src->remote[i]);
 		if (src->count[i])
@@ -210,12 +225,16 @@ static int cmd_get(int argc, char **argv)
 		return EXIT_DONE;
 	}
 	found = target_read(&l, &t, &src);
+	if (found > 0)
+		charges_read(&l, &t, &src);
 	if (found >= 0 && t.kind == TARGET_KEY && !source_open(&src)) {
 		/* Refused a slot by --new-sources: charged to its /24 or /48. */
 		target_aggregate(&l, &a, &ta);
 		found = target_read(&l, &ta, &agg);
-		if (found > 0 && source_open(&agg))
+		if (found > 0 && source_open(&agg)) {
+			charges_read(&l, &ta, &agg);
 			src = agg;
+		}
 	}
 	if (found < 0) {
 		limiter_close(&l);

@@ -93,6 +93,9 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 				admin_strerror(errno));
 			return EXIT_FAIL;
 		}
+		charges_forget(l, &t);
+		if (has_count && count)
+			charges_note(l, &t, NULL, count, 1);
 		if (has_count)
 			printf("xdp-rl: %s: the shared budget of %s (every source in it) starts afresh "
 			       "holding %llu\n",
@@ -107,7 +110,10 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
 	}
+	charges_forget(l, &t);
 	if (has_count) {
+		if (count)
+			charges_note(l, &t, NULL, count, 1);
 		printf("xdp-rl: %s: %s starts afresh holding %llu\n", l->ifname, key,
 		       (unsigned long long)count);
 		return EXIT_DONE;
@@ -124,6 +130,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
 	}
+	charges_forget(l, &t);
 	if (r > 0)
 		printf("xdp-rl: %s: forgot the aggregate window of %s (every source in it without "
 		       "a slot of its own)\n",
@@ -172,6 +179,7 @@ static int cmd_reset(int argc, char **argv)
 	if (all) {
 		/* Sources, the /24 and /48 aggregates, and --shared rules' budgets. */
 		r = forget_all(&l, &n) ? EXIT_FAIL : EXIT_DONE;
+		charges_clear(&l);
 		if (r == EXIT_DONE)
 			printf("xdp-rl: %s: forgot %llu window%s\n", ifname, (unsigned long long)n,
 			       n == 1 ? "" : "s");
@@ -186,6 +194,7 @@ static int cmd_charge(int argc, char **argv)
 {
 	const char *ifname, *addr, *why;
 	char key[INET6_ADDRSTRLEN + 8];
+	struct source before;
 	struct limiter l;
 	struct target t;
 	struct ip_addr a;
@@ -220,8 +229,13 @@ static int cmd_charge(int argc, char **argv)
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}
+	/* The windows as they were: what the charge took from their budget, for get. */
+	if (target_read(&l, &t, &before) <= 0)
+		memset(&before, 0, sizeof(before));
 	r = t.kind == TARGET_SHARED ? admin_charge_shared(&l, t.rule.id, 0, t.n, n, t.lay) :
 				      admin_charge(&l, t.id, t.k, t.lsid, 0, t.n, n, t.lay);
+	if (r > 0)
+		charges_note(&l, &t, &before, n, 0);
 	if (r <= 0) {
 		if (r == 0)
 			errno = ENOSPC;

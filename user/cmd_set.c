@@ -34,6 +34,26 @@ const struct cmd_spec cmd_set_spec = {
 	.words = settings_words,
 };
 
+/*
+ * After a change of limits: the windows that have no budget left under
+ * them, whose keys stay blocked until they end (a lower limit under a
+ * count already past it).
+ */
+static void say_exhausted(const struct limiter *l, const char *ifname)
+{
+	__u64 n, last_ns;
+	char w[32];
+
+	if (windows_exhausted(l, &n, &last_ns) || !n)
+		return;
+	fmt_duration((last_ns + 999999999ULL) / 1000000000ULL * 1000000000ULL, w, sizeof(w));
+	printf("xdp-rl: %s: %llu window%s %s no budget left under these limits: %s blocked "
+	       "until %s (within %s; 'xdp-rl reset %s --all' starts every window afresh)\n",
+	       ifname, (unsigned long long)n, n == 1 ? "" : "s", n == 1 ? "has" : "have",
+	       n == 1 ? "its key is" : "their keys are", n == 1 ? "it ends" : "they end", w,
+	       ifname);
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	struct settings s = {};
@@ -42,6 +62,7 @@ static int cmd_set(int argc, char **argv)
 	struct xdp_rl_live next;
 	struct limiter l;
 	const char *ifname;
+	const char *restart;
 	char desc[256];
 	int opt, r;
 
@@ -118,7 +139,18 @@ static int cmd_set(int argc, char **argv)
 	 * starts afresh under it (I3, bpf/window.h), so that a layer dropped
 	 * and put back later does not come back with its old count.
 	 */
-	if (next.nlayers != limiter_live(&l)->nlayers) {
+	/*
+	 * So is a new selector: the counts were of other packets (a --syn
+	 * flood's, say), which the new selection would charge against a
+	 * budget they were never offered to; every window of the limits it
+	 * selects for starts afresh, and set says so.
+	 */
+	restart = next.nlayers != limiter_live(&l)->nlayers ?
+			  "the number of layers changed" :
+		  memcmp(&next.select, &limiter_live(&l)->select, sizeof(next.select)) ?
+			  "the selector changed which packets count" :
+			  NULL;
+	if (restart) {
 		if (l.cfg.next_lsid >= XDP_RL_LSID_MAX) {
 			log_err("cannot change settings on '%s': it has used every limit set id "
 				"(load again with --force)",
@@ -136,6 +168,10 @@ static int cmd_set(int argc, char **argv)
 	}
 	live_describe(&next, l.cfg.fixed.bytes, desc, sizeof(desc));
 	printf("xdp-rl: %s: %s\n", ifname, desc);
+	if (restart)
+		printf("xdp-rl: %s: every window of these limits restarted (%s)\n", ifname,
+		       restart);
+	say_exhausted(&l, ifname);
 	r = EXIT_DONE;
 out:
 	limiter_close(&l);

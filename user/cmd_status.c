@@ -90,6 +90,7 @@ static void status_one(struct limiter *l, struct json *j)
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
 		json_u64(j, "max_sources", f->max_sources);
+		json_u64(j, "sources_capacity", sources_capacity(f));
 		json_str(j, "table", word_name(table_words, f->table));
 		json_u64(j, "max_layers", f->max_layers);
 		json_u64(j, "rules", live->nrules4 + live->nrules6);
@@ -137,15 +138,17 @@ static void status_one(struct limiter *l, struct json *j)
 		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
 		       f->max_layers, f->max_layers == 1 ? "" : "s");
 	else
-		printf("  keys     IPv4 /%u, IPv6 /%u; table buckets: %llu sources per family "
-		       "(%u slots), room for %u layer%s\n",
+		printf("  keys     IPv4 /%u, IPv6 /%u; table buckets: sized for %llu sources per "
+		       "family, holds at most %llu (its slots), room for %u layer%s\n",
 		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
-		       xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS, f->max_layers,
+		       (unsigned long long)sources_capacity(f), f->max_layers,
 		       f->max_layers == 1 ? "" : "s");
 	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
 	       l->ifname);
-	printf("  sources  %llu IPv4, %llu IPv6 with an open window\n", (unsigned long long)n4,
-	       (unsigned long long)n6);
+	printf("  sources  %llu IPv4, %llu IPv6 with an open window (the table %.0f%%, %.0f%% "
+	       "full)\n",
+	       (unsigned long long)n4, (unsigned long long)n6, 100.0 * n4 / sources_capacity(f),
+	       100.0 * n6 / sources_capacity(f));
 	if (live->flags & XDP_RL_F_FLEET)
 		printf("  fleet    windows shared through Redis (see 'xdp-rl stats %s')\n",
 		       l->ifname);

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpffs.h"
+#include "inventory.h"
 #include "limiter.h"
 #include "live.h"
 #include "loader.h"
@@ -143,6 +144,46 @@ static int keep_rules_room(const struct limiter *old, struct settings *s, const 
  * layout does, the rules with --rules), so the old limiter runs unchanged
  * until the swap, and a failure before it leaves nothing to undo.
  */
+/*
+ * After a failed load: if the kernel could not create one of the maps, say
+ * which, how big it was asked to be, and the options that size it (a
+ * memory cgroup's limit, say, refuses a large --max-sources). 1 if said.
+ */
+static int map_failed(struct xdp_rl *skel, const struct xdp_rl_fixed *f, const char *ifname)
+{
+	static const char *const per_source[] = { "src4",   "src6", "agg4",    "agg6", "drops",
+						  "remote", "hot",  "hot_key", "lru" };
+	const char *name = log_libbpf_failed_map();
+	int e = errno, cpus = libbpf_num_possible_cpus(), sized = 0;
+	struct bpf_map *m;
+	char size[32];
+	__u64 bytes;
+	size_t i;
+
+	if (!name || !(m = bpf_object__find_map_by_name(skel->obj, name)))
+		return 0;
+	bytes = (__u64)(bpf_map__key_size(m) + bpf_map__value_size(m)) * bpf_map__max_entries(m);
+	if (bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	    bpf_map__type(m) == BPF_MAP_TYPE_PERCPU_HASH ||
+	    bpf_map__type(m) == BPF_MAP_TYPE_LRU_PERCPU_HASH)
+		bytes *= cpus > 0 ? cpus : 1;
+	fmt_bytes(bytes, size, sizeof(size));
+	for (i = 0; i < sizeof(per_source) / sizeof(per_source[0]); i++)
+		sized |= !strcmp(name, per_source[i]);
+	errno = e;
+	if (sized)
+		log_err("cannot load on '%s': the kernel cannot make map '%s' of %u entries, "
+			"%s: %m (it is sized by --max-sources %llu and --max-layers %u: load "
+			"with a smaller --max-sources, or give this memory cgroup more room)",
+			ifname, name, bpf_map__max_entries(m), size,
+			(unsigned long long)f->max_sources, f->max_layers);
+	else
+		log_err("cannot load on '%s': the kernel cannot make map '%s' of %u entries, "
+			"%s: %m",
+			ifname, name, bpf_map__max_entries(m), size);
+	return 1;
+}
+
 int limiter_load(const char *ifname, struct settings *s, struct load_result *res)
 {
 	struct rules_summary rs;
@@ -202,6 +243,8 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 		char floor[200];
 
 		e = errno;
+		if (map_failed(skel, &s->fixed, ifname))
+			goto out;
 		skel_floor(floor, sizeof(floor));
 		errno = e;
 		log_err("cannot load the XDP program into the kernel: %m%s%s", floor,

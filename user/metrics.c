@@ -481,7 +481,13 @@ static void write_gauges(FILE *f, const struct mset *s)
 	struct fam sources = { f, "sources", "gauge",
 			       "Sources with an open window in the table, per family", 0 };
 	struct fam room = { f, "sources_limit", "gauge",
-			    "Sources the table has room for, per family (--max-sources)", 0 };
+			    "Sources the table is sized to hold without evicting, per family "
+			    "(--max-sources)",
+			    0 };
+	struct fam cap = { f, "sources_capacity", "gauge",
+			   "Most sources the table holds at once, per family (its slots): "
+			   "xdp_rl_sources over this is its fill",
+			   0 };
 	struct fam rules = { f, "rules", "gauge", "Rules in force, per family", 0 };
 	struct fam lim_p = { f, "limit_packets", "gauge",
 			     "The limit of each layer of the global limits, in packets per window",
@@ -524,6 +530,13 @@ static void write_gauges(FILE *f, const struct mset *s)
 			kv[0] = "family";
 			kv[1] = families[fam];
 			sample_u64(&room, s->v[i].ifname, kv, 1, s->v[i].cfg.fixed.max_sources);
+		}
+	for (i = 0; i < s->n; i++)
+		for (fam = 0; fam < 2; fam++) {
+			kv[0] = "family";
+			kv[1] = families[fam];
+			sample_u64(&cap, s->v[i].ifname, kv, 1,
+				   sources_capacity(&s->v[i].cfg.fixed));
 		}
 	for (i = 0; i < s->n; i++)
 		for (fam = 0; fam < 2; fam++) {

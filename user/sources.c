@@ -368,6 +368,7 @@ void source_fill(struct source *src, const struct xdp_rl_state *st, const struct
 	for (i = 0; i < src->nlayers; i++) {
 		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = 0;
 		src->remote[i] = src->charged[i] = 0;
+		src->by_command[i] = src->by_command_in_budget[i] = 0;
 		if (!st ||
 		    xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
 		    xdp_rl_window_over(st[i].start_gen, now, lay[i].window_ns))
@@ -552,6 +553,43 @@ int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx)
 	return all ? rules_foreach(l->fd, shared_one, &w) : 0;
 }
 
+struct exhausted_walk {
+	__u64 n, last_ns;
+};
+
+static int exhausted_one(const struct source *src, void *ctx)
+{
+	struct exhausted_walk *w = ctx;
+	__u32 i;
+
+	for (i = 0; i < src->nlayers; i++) {
+		if (src->count[i] && src->count[i] >= src->lay[i].limit) {
+			w->n++;
+			if (src->expires_in_ns[i] > w->last_ns)
+				w->last_ns = src->expires_in_ns[i];
+			break;
+		}
+	}
+	return 0;
+}
+
+int windows_exhausted(const struct limiter *l, __u64 *n, __u64 *last_ns)
+{
+	struct exhausted_walk w = { 0, 0 };
+	int r = foreach_window(l, 1, exhausted_one, &w);
+
+	*n = w.n;
+	*last_ns = w.last_ns;
+	return r < 0 ? -1 : 0;
+}
+
+__u64 sources_capacity(const struct xdp_rl_fixed *f)
+{
+	if (f->table == XDP_RL_TABLE_LRU)
+		return f->max_sources;
+	return (__u64)xdp_rl_buckets(f->max_sources) * XDP_RL_BUCKET_SLOTS;
+}
+
 const char *limiter_unit(const struct limiter *l)
 {
 	return l->cfg.fixed.bytes ? "bytes" : "packets";
@@ -727,4 +765,118 @@ int forget_all(const struct limiter *l, __u64 *n)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- what commands put into windows ----------------------------------------------- */
+
+static void charge_key_of(const struct target *t, struct xdp_rl_charge_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (t->kind == TARGET_SHARED) {
+		k->table = XDP_RL_CHARGE_SHARED;
+		k->lsid = t->rule.id;
+		return;
+	}
+	k->table = pin_table(t->id);
+	k->lsid = t->lsid;
+	memcpy(k->k, t->k, sizeof(k->k));
+}
+
+/* Make room: forget the records whose windows have all ended by @now. */
+static void charges_prune(int fd, __u64 now)
+{
+	struct xdp_rl_charge_key k, next;
+	struct xdp_rl_charge rec;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (!bpf_map_lookup_elem(fd, &k, &rec) && rec.ends_ns <= now)
+			bpf_map_delete_elem(fd, &k);
+	}
+}
+
+int charges_note(const struct limiter *l, const struct target *t, const struct source *before,
+		 __u64 n, int fresh)
+{
+	int fd = l->fd[PIN_CHARGES];
+	__u64 now = window_clock_ns(limiter_live(l)), cb, lim;
+	struct xdp_rl_charge_key k;
+	struct xdp_rl_charge rec;
+	struct source after;
+	__u32 i;
+
+	if (target_read(l, t, &after) <= 0)
+		return 0; /* no window holds it (a charge of 0 to a reset): nothing to show */
+	charge_key_of(t, &k);
+	if (fresh || bpf_map_lookup_elem(fd, &k, &rec))
+		memset(&rec, 0, sizeof(rec));
+	for (i = 0; i < after.nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+		if (!after.count[i])
+			continue;
+		if (rec.started_ns[i] != after.started_ns[i]) {
+			rec.started_ns[i] = after.started_ns[i];
+			rec.total[i] = rec.in_budget[i] = 0;
+		}
+		cb = !fresh && before && before->count[i] &&
+				     before->started_ns[i] == after.started_ns[i] ?
+			     before->count[i] :
+			     0;
+		lim = after.lay[i].limit;
+		rec.total[i] += n;
+		rec.in_budget[i] += (cb + n < lim ? cb + n : lim) - (cb < lim ? cb : lim);
+		if (now + after.expires_in_ns[i] > rec.ends_ns)
+			rec.ends_ns = now + after.expires_in_ns[i];
+	}
+	if (!bpf_map_update_elem(fd, &k, &rec, BPF_ANY))
+		return 0;
+	if (errno == E2BIG || errno == ENOSPC || errno == ENOMEM) {
+		charges_prune(fd, now);
+		if (!bpf_map_update_elem(fd, &k, &rec, BPF_ANY))
+			return 0;
+	}
+	log_warn("cannot record the charge apart from packets on '%s': %m (it stands; 'get' "
+		 "counts it as packets)",
+		 l->ifname);
+	return -1;
+}
+
+void charges_read(const struct limiter *l, const struct target *t, struct source *src)
+{
+	struct xdp_rl_charge_key k;
+	struct xdp_rl_charge rec;
+	__u32 i;
+
+	memset(src->by_command, 0, sizeof(src->by_command));
+	memset(src->by_command_in_budget, 0, sizeof(src->by_command_in_budget));
+	charge_key_of(t, &k);
+	if (bpf_map_lookup_elem(l->fd[PIN_CHARGES], &k, &rec))
+		return;
+	for (i = 0; i < src->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+		if (!src->count[i] || rec.started_ns[i] != src->started_ns[i])
+			continue;
+		/* A reset --count below what was charged: the count is what it holds now. */
+		src->by_command[i] = rec.total[i] < src->count[i] ? rec.total[i] : src->count[i];
+		src->by_command_in_budget[i] = rec.in_budget[i] < src->by_command[i] ?
+						       rec.in_budget[i] :
+						       src->by_command[i];
+	}
+}
+
+void charges_forget(const struct limiter *l, const struct target *t)
+{
+	struct xdp_rl_charge_key k;
+
+	charge_key_of(t, &k);
+	bpf_map_delete_elem(l->fd[PIN_CHARGES], &k);
+}
+
+void charges_clear(const struct limiter *l)
+{
+	struct xdp_rl_charge_key k;
+
+	while (!bpf_map_get_next_key(l->fd[PIN_CHARGES], NULL, &k))
+		if (bpf_map_delete_elem(l->fd[PIN_CHARGES], &k))
+			break;
 }

@@ -65,6 +65,12 @@ struct source {
 	 * what passed here (and a packet refused per racing CPU).
 	 */
 	__u64 charged[XDP_RL_MAX_LAYERS];
+	/*
+	 * Of count, what `charge` and `reset --count` put in (not packets), and
+	 * of that what took budget below the limit (charges_read; 0 unread).
+	 */
+	__u64 by_command[XDP_RL_MAX_LAYERS];
+	__u64 by_command_in_budget[XDP_RL_MAX_LAYERS];
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
@@ -103,6 +109,21 @@ int shared_read(const struct limiter *l, const struct rule_spec *r, struct sourc
  * foreach_source returns.
  */
 int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx);
+
+/*
+ * The windows open now with no budget left under the limits in force (their
+ * keys are blocked until they end): how many in *@n, and in *@last_ns how
+ * long until the last of them ends. 0, or -1 if a table cannot be read.
+ */
+int windows_exhausted(const struct limiter *l, __u64 *n, __u64 *last_ns);
+
+/*
+ * The most sources a table of @f holds at once, per family: its slots
+ * (2 x --max-sources with --table buckets, which is sized to hold
+ * --max-sources without evicting; --max-sources with lru). Sources over
+ * this is the table's fill, at most 1.
+ */
+__u64 sources_capacity(const struct xdp_rl_fixed *f);
 
 /* "packets" or "bytes": what the limiter counts. */
 const char *limiter_unit(const struct limiter *l);
@@ -169,5 +190,19 @@ int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], 
 
 /* Close every window: sources, aggregates and shared budgets; *n: how many were open. */
 int forget_all(const struct limiter *l, __u64 *n);
+
+/*
+ * Record that a command put @n into the windows of target @t (`charge`;
+ * `reset --count`, @fresh: the windows start afresh holding it), read
+ * before as @before (NULL: @fresh), for `get` to show apart from packets.
+ * 0, or -1 after saying why (the charge stands, shown as packets).
+ */
+int charges_note(const struct limiter *l, const struct target *t, const struct source *before,
+		 __u64 n, int fresh);
+/* Forget what commands put into the windows of @t (reset), or of every key (reset --all). */
+void charges_forget(const struct limiter *l, const struct target *t);
+void charges_clear(const struct limiter *l);
+/* What commands put into @src, the windows of target @t, into its by_command fields. */
+void charges_read(const struct limiter *l, const struct target *t, struct source *src);
 
 #endif

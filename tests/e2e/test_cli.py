@@ -301,7 +301,8 @@ def test_unload(bed):
     pins = f"/sys/fs/bpf/xdp-rl/{ns_ino}/{st['ifindex']}"
     check_pins = rlbed.bpffs_at_sys_fs_bpf()
     if check_pins:
-        assert sorted(os.listdir(pins)) == ["admin", "agg4", "agg6", "config", "drops", "fleet",
+        assert sorted(os.listdir(pins)) == ["admin", "agg4", "agg6", "charges", "config",
+                                            "drops", "fleet",
                                             "hot", "hot_key", "link", "locks", "lru", "newsrc",
                                             "prog", "remote", "rule_hits", "rules4", "rules6",
                                             "scratch", "shared", "src4", "src6", "stats"]

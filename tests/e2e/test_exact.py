@@ -100,8 +100,11 @@ def test_charge_and_reset_count_change_the_budget(bed):
     assert "charged 3 to 198.19.54.1/32" in out, out
     g = bed.get(src)
     assert g["count"] == 3 and g["opened_at_ms"] >= t0 - 1000, g
+    assert (g["charged_by_command"], g["passed"], g["dropped"]) == (3, 0, 0), g
     bed.send(src, 5)
     assert bed.counts()[src] == 2, "3 of 5 were used by the charge"
+    g = bed.get(src)
+    assert (g["count"], g["charged_by_command"], g["passed"], g["dropped"]) == (8, 3, 2, 3), g
 
     out = bed.xdp_ok("reset", bed.rx_if, src, "--count", 5)
     assert "starts afresh holding 5" in out, out
@@ -116,6 +119,47 @@ def test_charge_and_reset_count_change_the_budget(bed):
     assert bed.counts()[src] == 7
     bed.xdp_ok("charge", bed.rx_if, src)    # N defaults to 1
     assert bed.get(src)["count"] == 7
+
+
+@pytest.mark.both_tables
+def test_charges_are_shown_apart_from_packets(bed):
+    """`charge` is no traffic: get shows what it put in apart from the
+    packets, which pass and drop by what the charges left of the budget."""
+    src = "198.19.54.9"
+    counters(bed, src)
+    bed.load("--limit", 200, "--window", "1h")
+    bed.xdp_ok("charge", bed.rx_if, src, 500)
+    g = bed.get(src)
+    assert (g["count"], g["charged_by_command"], g["passed"], g["dropped"]) == \
+        (500, 500, 0, 0), g
+    text = bed.xdp_ok("get", bed.rx_if, src)
+    assert "500 packets (500 by 'charge'; of 0 packets, 0 passed, 0 dropped)" in text, text
+    bed.send(src, 4)
+    assert bed.counts()[src] == 0
+    g = bed.get(src)
+    assert (g["count"], g["charged_by_command"], g["passed"], g["dropped"]) == \
+        (504, 500, 0, 4), g
+
+    # Packets first, then a charge past the limit: the packets passed, the charge did not fit.
+    other = "198.19.54.10"
+    counters(bed, src, other)
+    bed.send(other, 150)
+    bed.xdp_ok("charge", bed.rx_if, other, 100)
+    bed.send(other, 10)
+    assert bed.counts()[other] == 150
+    g = bed.get(other)
+    assert (g["count"], g["charged_by_command"], g["passed"], g["dropped"]) == \
+        (260, 100, 150, 10), g
+    # A reset --count is put in by a command too; a plain reset leaves nothing of it.
+    bed.xdp_ok("reset", bed.rx_if, other, "--count", 20)
+    bed.send(other, 3)
+    g = bed.get(other)
+    assert (g["count"], g["charged_by_command"], g["passed"], g["dropped"]) == \
+        (23, 20, 3, 0), g
+    bed.xdp_ok("reset", bed.rx_if, other)
+    bed.send(other, 2)
+    g = bed.get(other)
+    assert (g["count"], g["charged_by_command"], g["passed"]) == (2, 0, 2), g
 
 
 def test_charge_opens_a_window_for_a_source_never_seen(bed):

@@ -133,6 +133,9 @@ def test_metrics_match_stats_and_promtool(bed):
     for fam, key in (("ipv4", "active_sources_v4"), ("ipv6", "active_sources_v6")):
         assert value(samples, "xdp_rl_sources", interface=bed.rx_if, family=fam) == st[key]
         assert value(samples, "xdp_rl_sources_limit", interface=bed.rx_if, family=fam) == 4096
+        # The table's slots: twice --max-sources in buckets, --max-sources in the LRU hash.
+        assert value(samples, "xdp_rl_sources_capacity", interface=bed.rx_if, family=fam) == \
+            st["sources_capacity"] == (4096 if bed.table == "lru" else 8192)
     assert st["active_sources_v4"] == 3 and st["active_sources_v6"] == 1, st
     assert value(samples, "xdp_rl_rules", interface=bed.rx_if, family="ipv4") == 2
     assert value(samples, "xdp_rl_rules", interface=bed.rx_if, family="ipv6") == 1
@@ -156,6 +159,31 @@ def test_metrics_match_stats_and_promtool(bed):
     assert parse(bed.xdp_ok("metrics", bed.rx_if))[0] == samples
     r = bed.xdp("metrics", "lo")
     assert r.returncode == 1 and "not loaded" in r.stderr, r
+
+
+@pytest.mark.both_tables
+def test_table_fill_is_a_ratio(bed):
+    """--max-sources is what the table is sized to hold; it holds at most its
+    slots (twice that in buckets), and the metrics divide to a fill of at
+    most 1 (sources over capacity), as status says it."""
+    bed.load("--limit", 5, "--window", "1h", "--max-sources", 16)
+    bed.send([], 1, src_range="198.19.64.0+64")
+    st = bed.status()
+    cap = 16 if bed.table == "lru" else 32
+    assert st["max_sources"] == 16 and st["sources_capacity"] == cap, st
+    assert 0 < st["active_sources_v4"] <= cap, st
+    if bed.table == "buckets":
+        assert st["active_sources_v4"] > 16, "a bucket table keeps up to twice its size"
+    samples, _ = parse(bed.xdp_ok("metrics"))
+    held = int(value(samples, "xdp_rl_sources", interface=bed.rx_if, family="ipv4"))
+    assert held == st["active_sources_v4"]
+    assert held / value(samples, "xdp_rl_sources_capacity", interface=bed.rx_if,
+                        family="ipv4") <= 1
+    text = bed.xdp_ok("status", bed.rx_if)
+    pct = round(100 * held / cap)
+    assert f"{held} IPv4, 0 IPv6 with an open window (the table {pct}%, 0% full)" in text, text
+    if bed.table == "buckets":
+        assert "sized for 16 sources per family, holds at most 32 (its slots)" in text, text
 
 
 def test_metrics_textfile(bed, tmp_path):

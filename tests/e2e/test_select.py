@@ -9,7 +9,9 @@ runs the limiter) or in 198.19.0.0/16, 2001:2::/48, or link-local on the
 testbed's own veth.
 """
 import json
+import os
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -154,7 +156,7 @@ def test_rule_with_a_selector_beside_the_global_limit(bed):
     assert (got["syn"], got["ack443"], got["ack22"]) == (2, 4, 6), got
     rules = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
     assert rules[0]["select"] == {"proto": "any", "dports": [], "syn": True}, rules
-    assert "198.19.0.0/16 syn limit 2/1h" in bed.xdp_ok("rule", "list", bed.rx_if)
+    assert "198.19.0.0/16 --layer 2/1h --syn " in bed.xdp_ok("rule", "list", bed.rx_if)
 
 
 def test_selector_changes_live_and_bad_selectors_are_refused(bed):
@@ -178,6 +180,46 @@ def test_selector_changes_live_and_bad_selectors_are_refused(bed):
     assert bed.status()["select"] is None
     bed.send("198.19.63.2", 4, dport=54)
     assert bed.counts()["54"] == 6
+
+
+@pytest.mark.both_tables
+def test_a_new_selector_restarts_windows_and_set_says_who_is_blocked(bed):
+    """A --syn flood's count is of SYNs: under a selector of every packet it
+    would block the source's other traffic for the rest of the window. A new
+    selector restarts the windows of the limits it selects for, and says so;
+    a lower limit keeps them, and set says how many it leaves blocked."""
+    src = "198.19.66.1"
+    bed.nft_counters({"src": f"ip saddr {src}"})
+    bed.load("--limit", 5, "--window", "1h", "--syn")
+    bed.send(src, 20, proto="tcp", dport=80, flags="S")
+    assert bed.counts()["src"] == 5 and bed.get(src)["count"] == 20
+    out = bed.xdp_ok("set", bed.rx_if, "--no-syn", "--limit", 10)
+    assert (f"xdp-rl: {bed.rx_if}: every window of these limits restarted (the selector "
+            "changed which packets count)") in out, out
+    assert "no budget left" not in out, out
+    assert bed.get(src)["count"] == 0, "the SYN flood's window does not carry over"
+    bed.send(src, 12)
+    assert bed.counts()["src"] == 5 + 10, "a fresh budget of 10, every packet counted"
+
+    # A lower limit under a count already past it: kept, and said.
+    other = "198.19.66.2"
+    bed.send(other, 3)
+    out = bed.xdp_ok("set", bed.rx_if, "--limit", 3)
+    assert "restarted" not in out, out
+    assert (f"xdp-rl: {bed.rx_if}: 2 windows have no budget left under these limits: their "
+            "keys are blocked until they end (within 1h;") in out, out
+    assert bed.get(src)["count"] == 12
+    # A rule's selector changed by apply: its windows restart too ("replaced").
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.67.0/24", "--layer", "2/1h", "--syn")
+    text = bed.xdp_ok("config", bed.rx_if).replace(
+        "rule 198.19.67.0/24 --layer 2/1h --syn", "rule 198.19.67.0/24 --layer 2/1h")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "c.conf")
+        with open(path, "w") as f:
+            f.write(text)
+        out = bed.xdp_ok("apply", path)
+    assert "replaced rule 198.19.67.0/24 --layer 2/1h (was --layer 2/1h --syn): its sources " \
+        "start afresh" in out, out
 
 
 # ---- link-local neighbours ---------------------------------------------------------

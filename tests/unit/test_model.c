@@ -1713,8 +1713,12 @@ static int run_step(struct run *r, int i)
 		break;
 	case ST_SET:
 		r->ops++;
-		/* As user/cmd_set.c: another number of layers is another limit set. */
-		if (st->set.nlayers != r->cur.nlayers)
+		/*
+		 * As user/cmd_set.c: another number of layers, or another
+		 * selector, is another limit set.
+		 */
+		if (st->set.nlayers != r->cur.nlayers ||
+		    memcmp(&st->set.select, &r->cur.select, sizeof(r->cur.select)))
 			r->lsid = r->next_lsid++;
 		r->cur = st->set;
 		publish(r);
