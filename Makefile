@@ -333,7 +333,8 @@ bench: $(BIN) $(BENCH_BIN)
 
 # ---- make fuzz (tests/fuzz): libFuzzer, with ASan and UBSan ----
 # A target per parser of what users write: the config file (fuzz_config),
-# the rules file (fuzz_rules) and the option parsers (fuzz_options). The
+# the rules file (fuzz_rules), the option parsers (fuzz_options) and the
+# list file (fuzz_lists). The
 # CLI's models and bottom layer are built again with clang's coverage
 # instrumentation and the sanitizers into build/fuzz (every UBSan report
 # fatal), and each target runs FUZZ_SECONDS from the seeds committed in
@@ -343,7 +344,7 @@ bench: $(BIN) $(BENCH_BIN)
 # to see it again (build/fuzz/fuzz_TARGET FILE). make test runs each for
 # FUZZ_TEST_SECONDS.
 FUZZ_DIR          := build/fuzz
-FUZZ_TARGETS      := config rules options
+FUZZ_TARGETS      := config rules options lists
 FUZZ_SECONDS      ?= 600
 FUZZ_TEST_SECONDS ?= 10
 FUZZ_CC           ?= $(CLANG)

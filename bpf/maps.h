@@ -131,10 +131,10 @@ struct {
 	__type(value, struct xdp_rl_rule);
 } rules6 SEC(".maps");
 
-/* What each rule matched and dropped, per CPU, by rule id. */
+/* What each rule matched and dropped, per CPU, by rule id; then the lists'. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XDP_RL_MAX_RULES);
+	__uint(max_entries, XDP_RL_RULE_HIT_IDS);
 	__type(key, __u32);
 	__type(value, struct xdp_rl_rule_hits);
 } rule_hits SEC(".maps");
@@ -195,6 +195,33 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xdp_rl_hot_key);
 } hot_key SEC(".maps");
+
+/*
+ * The allow and deny lists: one LPM trie (include/xdp_rl.h), made by user
+ * space as big as its lists and put in whole; none until the first.
+ */
+struct list_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 1); /* the template's; each trie has its own */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct xdp_rl_rule_key6);
+	__type(value, __u32); /* XDP_RL_LIST_ENTRY */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct list_trie);
+} lists SEC(".maps");
+
+/* What user space knows of the lists in force (user space's; never read here). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_list_meta);
+} list_meta SEC(".maps");
 
 /* What `charge` put into windows, for `get` to show apart (user space's; never read here). */
 struct {

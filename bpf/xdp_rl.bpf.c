@@ -321,6 +321,36 @@ static __always_inline struct xdp_rl_rule *rule_judge(const int v6, const struct
 }
 
 /*
+ * Whether the allow or deny lists judge the packet: the action of the
+ * longest listed prefix holding its source (0 if none), which judges it if
+ * longer than @rule's prefix (a rule of the same prefix is the more
+ * specific word: it wins). @k: room for the key (the scratch request's).
+ */
+static __always_inline __u32 list_judge(const int v6, const struct packet *p,
+					const struct xdp_rl_rule *rule, struct xdp_rl_rule_key6 *k)
+{
+	__u32 zero = 0, *e;
+	void *trie;
+
+	trie = bpf_map_lookup_elem(&lists, &zero);
+	if (!trie)
+		return 0;
+	k->prefixlen = 128;
+	if (v6) {
+		__builtin_memcpy(k->addr, p->a, sizeof(k->addr));
+	} else {
+		k->addr[0] = 0;
+		k->addr[1] = 0;
+		k->addr[2] = bpf_htonl(0xffff);
+		k->addr[3] = p->a[0];
+	}
+	e = bpf_map_lookup_elem(trie, k);
+	if (!e || (rule && rule->prefixlen >= XDP_RL_LIST_LEN(*e)))
+		return 0;
+	return XDP_RL_LIST_ACTION(*e);
+}
+
+/*
  * What the general path asks of charge(): whose windows, by how much, when.
  * The key's place in its table is in it too (one struct: the general path
  * and the insert under it share 512 bytes of stack).
@@ -488,6 +518,14 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	req->n = live->nlayers;
 	lsid = live->lsid;
 	rule = rule_judge(v6, live, p, &req->rule6, &forced);
+	if (live->flags & (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4)) {
+		i = list_judge(v6, p, rule, &req->rule6);
+		if (i == XDP_RL_RULE_ALLOW || i == XDP_RL_RULE_DENY) {
+			*rule_id = i == XDP_RL_RULE_ALLOW ? XDP_RL_LIST_ALLOW_ID :
+							    XDP_RL_LIST_DENY_ID;
+			return i == XDP_RL_RULE_ALLOW ? V_ALLOW : V_DENY;
+		}
+	}
 	if (!rule && !forced && (live->flags & XDP_RL_F_SELECT) &&
 	    !select_match(&live->select, &p->l4))
 		return V_UNSELECTED;
@@ -569,8 +607,8 @@ __noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
 
 /*
  * The common case, apart, for the bucket table: one window per source, no
- * rules for the family, the source in the first of its buckets, its window
- * open. One lookup, one add, one check that the slot is still the source's.
+ * rules for the family and the source on no list, the source in the first
+ * of its buckets, its window open. One lookup, one add, one check that the slot is still the source's.
  * (An LRU table takes the general path: its lookup is the kernel's, a
  * helper call, whose cost the rest would not change much.) Anything else (and a
  * count at saturation, or a charge that landed in another window or a slot
@@ -588,7 +626,7 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	__u32 index;
 
 	if (table_lru() || cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
-	    (live->flags & XDP_RL_F_FLEET))
+	    (live->flags & (XDP_RL_F_FLEET | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
 		return V_SLOW;
 	buckets_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
 	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);
@@ -646,7 +684,9 @@ static __always_inline int classify(struct packet *p, const int v6, const struct
 		return V_UNSELECTED;
 	if (ll && live->link_local == XDP_RL_LL_ADDRESS)
 		__builtin_memcpy(p->key.k, p->a, sizeof(p->key.k));
+	/* A listed source is judged by its list whatever the selectors: no shortcut then. */
 	if ((live->flags & XDP_RL_F_SELECT) && !(v6 ? live->nrules6 : live->nrules4) &&
+	    !(live->flags & (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4)) &&
 	    !select_match(&live->select, &p->l4))
 		return V_UNSELECTED;
 	return V_SLOW;

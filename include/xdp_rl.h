@@ -56,7 +56,9 @@ enum xdp_rl_map_kind {
 	X(FLEET, fleet, XDP_RL_KEEP)				\
 	X(LRU, lru, XDP_RL_KEEP_TABLE)				\
 	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)			\
-	X(CHARGES, charges, XDP_RL_KEEP_TABLE)
+	X(CHARGES, charges, XDP_RL_KEEP_TABLE)			\
+	X(LISTS, lists, XDP_RL_KEEP)				\
+	X(LIST_META, list_meta, XDP_RL_KEEP)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -609,6 +611,8 @@ struct xdp_rl_fleet {
 #define XDP_RL_F_COARSE_CLOCK (1U << 2) /* per key, on the tick clock */
 #define XDP_RL_F_SELECT	      (1U << 3) /* a selector is set (the limit's or a rule's): parse L4 */
 #define XDP_RL_F_FLEET	      (1U << 4) /* windows are shared with a fleet: consult `remote` */
+#define XDP_RL_F_LISTS4	      (1U << 5) /* the lists hold IPv4 prefixes: look them up */
+#define XDP_RL_F_LISTS6	      (1U << 6) /* ... and IPv6 prefixes */
 
 /*
  * Which packets a limit (or a rule) applies to: all, or those of a protocol,
@@ -779,6 +783,48 @@ struct xdp_rl_rule {
  * plus one rules per packet.
  */
 #define XDP_RL_SELECT_NEST 3
+
+/*
+ * The allow and deny lists (`xdp-rl lists`, allow-list and deny-list in a
+ * config file): block lists of up to XDP_RL_MAX_PREFIXES prefixes, where
+ * rules stop at XDP_RL_MAX_RULES. A listed prefix is a plain --allow or
+ * --deny rule without a selector that holds no more than its action: it
+ * judges the packets of its prefix unless a rule of a longer prefix (or
+ * the same) does. Both families and both lists are one LPM trie (IPv4 as
+ * ::ffff:0:0/96, which no IPv6 packet carries: rules refuse it), the one
+ * element of the `lists` map of maps: a new set of lists is built aside
+ * and put in with one update, at once for every packet. Its matches are
+ * counted as rule ids XDP_RL_LIST_ALLOW_ID and _DENY_ID in `rule_hits`.
+ */
+#define XDP_RL_MAX_PREFIXES  (1U << 24)
+#define XDP_RL_LIST_ALLOW_ID XDP_RL_MAX_RULES
+#define XDP_RL_LIST_DENY_ID  (XDP_RL_MAX_RULES + 1)
+#define XDP_RL_RULE_HIT_IDS  (XDP_RL_MAX_RULES + 2)
+
+/*
+ * A listed prefix's value in the trie, a __u32: its action (XDP_RL_RULE_ALLOW
+ * or _DENY) below, its length in its own family (0-32, 0-128) above.
+ */
+#define XDP_RL_LIST_ENTRY(action, len) ((__u32)(action) | (__u32)(len) << 16)
+#define XDP_RL_LIST_ACTION(e)	       ((e)&0xffff)
+#define XDP_RL_LIST_LEN(e)	       ((e) >> 16)
+
+/*
+ * What user space knows of the lists in force (`list_meta`, two slots): the
+ * slot whose map_id is the trie's in `lists` describes it. A replacement
+ * writes the other slot, then puts its trie in: a kill at any point leaves
+ * a slot that describes the trie in force.
+ */
+#define XDP_RL_LIST_PATH 192
+
+struct xdp_rl_list_meta {
+	__u32 map_id; /* the trie it describes */
+	__u32 pad;
+	__u64 replaced_unix;
+	__u64 prefixes[2][2];		/* [allow, deny][IPv4, IPv6] */
+	__u64 hash[2];			/* of each list's prefixes, sorted (user/lists.c) */
+	char path[2][XDP_RL_LIST_PATH]; /* the file each came from, "" if none */
+};
 
 /* Per-CPU, per rule id. */
 struct xdp_rl_rule_hits {

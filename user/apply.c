@@ -54,6 +54,7 @@
 #include "fault.h"
 #include "journal.h"
 #include "limiter.h"
+#include "lists.h"
 #include "live.h"
 #include "loader.h"
 #include "log.h"
@@ -85,6 +86,8 @@ static void say(struct report *r, const char *fmt, ...) __attribute__((format(pr
  * do and does nothing (apply_preview).
  */
 static int preview;
+/* The file's lists differ from the limiter's (lists_step): something to change. */
+static int lists_changed;
 
 static void say(struct report *r, const char *fmt, ...)
 {
@@ -228,8 +231,44 @@ static int pinned(unsigned int ifindex)
 	return !lstat(dir, &st);
 }
 
-/* No limiter: load one. */
-static int load_new(struct config *c, FILE *out)
+/* "deny list: 3 prefixes (2 IPv4, 1 IPv6) from FILE (was 0)" of @pl, for a report. */
+static void list_line(char *buf, size_t len, int kind, const struct prefix_list *pl,
+		      const struct xdp_rl_list_meta *was)
+{
+	int off = snprintf(buf, len, "%s list: %zu prefix%s (%llu IPv4, %llu IPv6)%s%s",
+			   list_names[kind], pl->n, pl->n == 1 ? "" : "es",
+			   (unsigned long long)pl->count[0], (unsigned long long)pl->count[1],
+			   *pl->path ? " from " : "", pl->path);
+
+	if (was && off > 0 && (size_t)off < len)
+		snprintf(buf + off, len - off, " (was %llu%s%s)",
+			 (unsigned long long)(was->prefixes[kind][0] + was->prefixes[kind][1]),
+			 *was->path[kind] ? " from " : "", was->path[kind]);
+}
+
+/* Put @pl in force on the limiter just loaded on @c->ifname, saying so on @out. */
+static int load_lists(const struct config *c, const struct prefix_list *pl, FILE *out)
+{
+	struct limiter l;
+	char line[2 * XDP_RL_LIST_PATH + 128];
+	int k, r;
+
+	if (!pl[0].n && !pl[1].n)
+		return EXIT_DONE;
+	if (limiter_open(c->ifname, &l, "cannot apply to"))
+		return EXIT_FAIL;
+	r = lists_replace(&l, &pl[0], &pl[1]) ? EXIT_FAIL : EXIT_DONE;
+	limiter_close(&l);
+	for (k = 0; out && r == EXIT_DONE && k < LIST_KINDS; k++) {
+		list_line(line, sizeof(line), k, &pl[k], NULL);
+		if (pl[k].n)
+			fprintf(out, "xdp-rl: %s: %s\n", c->ifname, line);
+	}
+	return r;
+}
+
+/* No limiter: load one, and put its lists (@pl, NULL: none) in. */
+static int load_new(struct config *c, FILE *out, const struct prefix_list *pl)
 {
 	struct settings s = c->s;
 	struct load_result res;
@@ -240,10 +279,13 @@ static int load_new(struct config *c, FILE *out)
 	s.force = 0;
 	s.new_rules = 1;
 	r = limiter_load(c->ifname, &s, &res);
-	/* Done, or failed before its commit: either way nothing is left to finish. */
-	journal_remove();
 	if (r == EXIT_DONE && out && !res.unfinished)
 		load_report(out, c->ifname, &s, &res);
+	/* Loaded without its lists: the journal stays, and the next command tries again. */
+	if (r == EXIT_DONE && pl && load_lists(c, pl, out) != EXIT_DONE)
+		return EXIT_FAIL;
+	/* Done, or failed before its commit: either way nothing is left to finish. */
+	journal_remove();
 	return r;
 }
 
@@ -340,7 +382,8 @@ static int change(struct limiter *l, struct config *cur, struct config *c, struc
 	if (plan_rules(cur, c, &p, rep))
 		goto refused;
 	if (!nsettings && !p.ndel && !p.nupd && !p.nadd) {
-		say(rep, "nothing to change");
+		if (!lists_changed)
+			say(rep, "nothing to change");
 		plan_free(&p);
 		return preview || !journal_remove() ? EXIT_DONE : EXIT_FAIL;
 	}
@@ -443,49 +486,125 @@ refused:
 	return EXIT_FAIL;
 }
 
+/* The lists @c names (a file's config), read into @pl: 0, or -1 after saying why. */
+int apply_read_lists(const struct config *c, struct prefix_list *pl)
+{
+	char why[512];
+	int k;
+
+	memset(pl, 0, LIST_KINDS * sizeof(*pl));
+	for (k = 0; k < LIST_KINDS; k++) {
+		if (!*c->list_path[k])
+			continue;
+		if (list_read_file(c->list_path[k], &pl[k], why, sizeof(why))) {
+			log_err("cannot apply to '%s': %s-list %s", c->ifname, list_names[k], why);
+			list_free(&pl[0]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The lists step of an apply to the running @l: put @pl in force if the
+ * lists differ (said on @rep), holding the old ones in *@held to put back.
+ * The journal covers it: a kill after is finished by the next command.
+ * EXIT_DONE, or EXIT_FAIL after saying why.
+ */
+static int lists_step(struct limiter *l, const struct config *c, const struct prefix_list *pl,
+		      struct report *rep, int *held, struct xdp_rl_list_meta *was)
+{
+	char line[2 * XDP_RL_LIST_PATH + 128];
+	int k;
+
+	if (lists_hold(l, held, was)) {
+		log_err("cannot apply to '%s': cannot read its lists: %m", c->ifname);
+		return EXIT_FAIL;
+	}
+	lists_changed = !lists_same(was, &pl[0], &pl[1]);
+	for (k = 0; lists_changed && k < LIST_KINDS; k++) {
+		if (pl[k].hash == was->hash[k] && !strcmp(pl[k].path, was->path[k]))
+			continue;
+		list_line(line, sizeof(line), k, &pl[k], was);
+		say(rep, "%s", line);
+	}
+	if (!lists_changed || preview)
+		return EXIT_DONE;
+	if (journal_target(c) || lists_replace(l, &pl[0], &pl[1]))
+		return EXIT_FAIL;
+	return EXIT_DONE;
+}
+
 static int run(struct config *c, FILE *out, int undo)
 {
+	struct prefix_list pl[LIST_KINDS];
+	struct xdp_rl_list_meta was;
+	int r = EXIT_FAIL, held = -1, changed, k;
+	char line[2 * XDP_RL_LIST_PATH + 128];
 	struct config cur;
 	struct report rep;
 	struct limiter l;
 	unsigned int ifindex;
-	int r = EXIT_FAIL;
 
+	lists_changed = 0;
 	if (preview && !if_nametoindex(c->ifname)) {
 		fprintf(out, "xdp-rl: %s: would be: refused (no such interface here)\n", c->ifname);
 		return EXIT_DONE;
 	}
 	if (iface_resolve(c->ifname, &ifindex, "cannot apply to"))
 		return EXIT_FAIL;
+	/* A file's lists, read before anything changes (a limiter's own run has none). */
+	memset(pl, 0, sizeof(pl));
+	if (c->from_file && apply_read_lists(c, pl))
+		return EXIT_USAGE;
 	if (!pinned(ifindex) && preview) {
 		fprintf(out, "xdp-rl: %s: would be: loaded (no limiter runs there)\n", c->ifname);
-		return EXIT_DONE;
+		for (k = 0; k < LIST_KINDS; k++) {
+			list_line(line, sizeof(line), k, &pl[k], NULL);
+			if (pl[k].n)
+				fprintf(out, "xdp-rl: %s: would be: %s\n", c->ifname, line);
+		}
+		r = EXIT_DONE;
+		goto lists;
 	}
-	if (!pinned(ifindex))
-		return load_new(c, out);
+	if (!pinned(ifindex)) {
+		r = load_new(c, out, c->from_file ? pl : NULL);
+		goto lists;
+	}
 	if (limiter_open(c->ifname, &l, "cannot apply to"))
-		return EXIT_FAIL;
+		goto lists;
 	if (config_of(&l, &cur)) {
 		log_err("cannot apply to '%s': cannot read its rules: %m", c->ifname);
 		config_free(&cur);
 		limiter_close(&l);
-		return EXIT_FAIL;
+		goto lists;
 	}
 	if (report_open(&rep, c->ifname))
 		goto out;
-	if (cur.s.fixed.xdp_mode != c->s.fixed.xdp_mode)
+	if (cur.s.fixed.xdp_mode != c->s.fixed.xdp_mode) {
 		log_err("cannot apply to '%s': it runs in %s mode, the file says %s, and changing "
 			"mode needs a detach (run 'xdp-rl unload %s', then apply again)",
 			c->ifname, word_name(mode_words, cur.s.fixed.xdp_mode),
 			word_name(mode_words, c->s.fixed.xdp_mode), c->ifname);
-	else if (!config_same_tables(&cur, c))
-		r = replace(&cur, c, &rep);
-	else
-		r = change(&l, &cur, c, &rep, undo);
+	} else if (!c->from_file || (r = lists_step(&l, c, pl, &rep, &held, &was)) == EXIT_DONE) {
+		changed = lists_changed; /* replace() runs the rule diff again: run() anew */
+		r = !config_same_tables(&cur, c) ? replace(&cur, c, &rep) :
+						   change(&l, &cur, c, &rep, undo);
+		/* The rest failed: the lists go back as they were, with it. */
+		if (r != EXIT_DONE && changed && !preview && undo)
+			lists_restore(&l, held, &was);
+		if (r == EXIT_DONE && changed && !preview && journal_remove())
+			r = EXIT_FAIL;
+	}
 	report_close(&rep, r == EXIT_DONE ? out : NULL);
 out:
 	config_free(&cur);
 	limiter_close(&l);
+lists:
+	if (held >= 0)
+		close(held);
+	list_free(&pl[0]);
+	list_free(&pl[1]);
 	return r;
 }
 

@@ -34,6 +34,12 @@ int apply_config(struct config *c, FILE *out);
  * after saying why (the limiter cannot be read).
  */
 int apply_preview(struct config *c, FILE *out);
+/*
+ * The allow and deny lists @c names, read into @pl[2] (lists.h; empty for a
+ * list not named): 0, or -1 after saying why.
+ */
+struct prefix_list;
+int apply_read_lists(const struct config *c, struct prefix_list *pl);
 
 /* limiter_lock(@gc), then finish an apply that was interrupted. The lock's fd, or -1. */
 int apply_lock(int gc);

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "config.h"
+#include "lists.h"
 #include "live.h"
 #include "log.h"
 
@@ -64,10 +65,25 @@ static int cmd_apply(int argc, char **argv)
 	if (r)
 		return r;
 	if (check) {
+		struct prefix_list pl[LIST_KINDS];
+		int k;
+
+		/* The lists' files too: a bad one is a bad config. */
+		if (apply_read_lists(&c, pl)) {
+			config_free(&c);
+			return EXIT_USAGE;
+		}
 		live_describe(&c.s.live, c.s.fixed.bytes, desc, sizeof(desc));
-		printf("xdp-rl: %s: good: %s (%s mode): %s, %zu rule%s\n", path, c.ifname,
+		printf("xdp-rl: %s: good: %s (%s mode): %s, %zu rule%s", path, c.ifname,
 		       word_name(mode_words, c.s.fixed.xdp_mode), desc, c.s.nrules,
 		       c.s.nrules == 1 ? "" : "s");
+		for (k = 0; k < LIST_KINDS; k++)
+			if (*c.list_path[k])
+				printf(", %s list of %zu prefix%s", list_names[k], pl[k].n,
+				       pl[k].n == 1 ? "" : "es");
+		putchar('\n');
+		list_free(&pl[0]);
+		list_free(&pl[1]);
 		/*
 		 * What it would change on the running limiter, where it may be
 		 * read (root, or the capabilities); otherwise the file alone.

@@ -56,7 +56,7 @@
 #include "metrics.h"
 #include "options.h"
 
-enum { OPT_LISTEN = 256 };
+enum { OPT_LISTEN = 256, OPT_RULE_SERIES };
 
 /*
  * Port 9577: in the range Prometheus's exporters take (9100-9999), on the
@@ -66,13 +66,24 @@ enum { OPT_LISTEN = 256 };
 #define CONNECTION_LIMIT   32
 #define CONNECTION_TIMEOUT 10 /* seconds */
 
-static const char *const exporter_forms[] = { "[--listen ADDR:PORT]", NULL };
+static const char *const exporter_forms[] = { "[--listen ADDR:PORT] [--rule-series each|none]",
+					      NULL };
 
 static const struct opt_spec exporter_opts[] = {
 	{ "listen", OPT_LISTEN, "ADDR:PORT",
 	  "where to serve /metrics (default " LISTEN_DEFAULT ";\n[ADDR]:PORT for IPv6)" },
+	{ "rule-series", OPT_RULE_SERIES, "each|none",
+	  "a series of each rule (the default), or none (as\n'xdp-rl metrics')" },
 	{ NULL },
 };
+
+static const struct opt_words exporter_words[] = {
+	{ "rule-series", rule_series_words },
+	{ NULL },
+};
+
+/* --rule-series: 1 each, 0 none. */
+static unsigned int rule_series = 1;
 
 static int cmd_exporter(int argc, char **argv);
 
@@ -85,6 +96,7 @@ const struct cmd_spec cmd_exporter_spec = {
 		 "meanwhile appear and go). Runs in the foreground until SIGTERM or SIGINT.\n"
 		 "After it binds, it keeps only CAP_BPF, in a read-only view of the files.\n",
 	.opts = exporter_opts,
+	.words = exporter_words,
 };
 
 /* "ADDR:PORT" or "[ADDR]:PORT" into @ss; NULL, or why not. */
@@ -316,7 +328,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	f = open_memstream(&body, &len);
 	if (!f)
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, failed, strlen(failed), 0);
-	err = metrics_write(f, NULL);
+	err = metrics_write(f, NULL, rule_series);
 	if (fclose(f) || err) {
 		free(body);
 		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, TEXT, failed, strlen(failed), 0);
@@ -335,6 +347,14 @@ static int cmd_exporter(int argc, char **argv)
 	sigset_t set;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_exporter_spec)) != -1) {
+		if (opt == OPT_RULE_SERIES) {
+			why = word_parse(rule_series_words, optarg, &rule_series);
+			if (why)
+				return usage_err("exporter",
+						 "exporter: invalid --rule-series '%s': %s", optarg,
+						 why);
+			continue;
+		}
 		if (opt != OPT_LISTEN)
 			return EXIT_USAGE;
 		listen_spec = optarg;

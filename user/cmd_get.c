@@ -176,6 +176,7 @@ const struct cmd_spec cmd_get_spec = {
 static int cmd_get(int argc, char **argv)
 {
 	const char *ifname, *addr, *why;
+	char pfx[INET6_ADDRSTRLEN + 8];
 	struct source src, agg;
 	struct target t, ta;
 	struct ip_addr a;
@@ -206,10 +207,15 @@ static int cmd_get(int argc, char **argv)
 			json_begin(&j, stdout);
 			json_obj(&j, NULL);
 			json_str(&j, "address", addr);
-			if (t.kind == TARGET_EXEMPT)
+			if (t.kind == TARGET_EXEMPT) {
 				json_str(&j, "link_local", "exempt");
-			else
+			} else if (t.by_list) {
+				fmt_prefix(&t.rule_addr, t.rule_prefix, pfx, sizeof(pfx));
+				json_str(&j, "list", t.kind == TARGET_ALLOW ? "allow" : "deny");
+				json_str(&j, "list_prefix", pfx);
+			} else {
 				json_str(&j, "rule", word_name(rule_action_words, t.rule.action));
+			}
 			json_u64(&j, "count", 0);
 			json_u64(&j, "expires_in_ms", 0);
 			json_end(&j);
@@ -217,6 +223,11 @@ static int cmd_get(int argc, char **argv)
 		} else if (t.kind == TARGET_EXEMPT) {
 			printf("%s: link-local, exempt from every limit (--link-local exempt)\n",
 			       addr);
+		} else if (t.by_list) {
+			fmt_prefix(&t.rule_addr, t.rule_prefix, pfx, sizeof(pfx));
+			printf("%s: %s by the %s list (%s; see 'xdp-rl lists %s')\n", addr,
+			       t.kind == TARGET_ALLOW ? "allowed" : "denied",
+			       t.kind == TARGET_ALLOW ? "allow" : "deny", pfx, ifname);
 		} else {
 			printf("%s: %s by a rule (see 'xdp-rl rule list %s')\n", addr,
 			       t.kind == TARGET_ALLOW ? "allowed" : "denied", ifname);

@@ -18,18 +18,31 @@
 #include "log.h"
 #include "metrics.h"
 
-enum { OPT_OUTPUT = 256 };
+enum { OPT_OUTPUT = 256, OPT_RULE_SERIES };
 
-static const char *const metrics_forms[] = { "[IFACE] [--output FILE]", NULL };
+static const char *const metrics_forms[] = { "[IFACE] [--output FILE] [--rule-series each|none]",
+					     NULL };
 
 static const struct opt_spec metrics_opts[] = {
 	{ "output", OPT_OUTPUT, "FILE",
 	  "write them to FILE (for node_exporter's textfile collector: a\n"
 	  "temporary file in FILE's folder, renamed over FILE when whole)" },
+	{ "rule-series", OPT_RULE_SERIES, "each|none",
+	  "a series of each rule (the default), or none: the totals by\n"
+	  "verdict count every rule's packets, and thousands of rules\n"
+	  "make tens of thousands of series" },
+	{ NULL },
+};
+
+static const struct opt_words metrics_words[] = {
+	{ "rule-series", rule_series_words },
 	{ NULL },
 };
 
 static int cmd_metrics(int argc, char **argv);
+
+/* --rule-series: 1 each, 0 none. */
+static int rule_series = 1;
 
 const struct cmd_spec cmd_metrics_spec = {
 	.name = "metrics",
@@ -40,6 +53,7 @@ const struct cmd_spec cmd_metrics_spec = {
 		 "per rule, table fill, inserts and evictions, the limits in force, build\n"
 		 "info. No per-source series: 'xdp-rl top' shows sources.\n",
 	.opts = metrics_opts,
+	.words = metrics_words,
 	.notes = "'xdp-rl exporter' serves the same over HTTP.\n",
 };
 
@@ -119,7 +133,7 @@ static int write_file(const char *path, const char *ifname)
 		unlink(tmp);
 		return -1;
 	}
-	if (metrics_write(f, ifname)) {
+	if (metrics_write(f, ifname, rule_series)) {
 		fclose(f);
 		unlink(tmp);
 		return -1;
@@ -142,16 +156,26 @@ static int write_file(const char *path, const char *ifname)
 
 static int cmd_metrics(int argc, char **argv)
 {
-	const char *ifname = NULL, *output = NULL;
+	const char *ifname = NULL, *output = NULL, *why;
+	unsigned int each = 1;
 	int opt;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_metrics_spec)) != -1) {
+		if (opt == OPT_RULE_SERIES) {
+			why = word_parse(rule_series_words, optarg, &each);
+			if (why)
+				return usage_err("metrics",
+						 "metrics: invalid --rule-series '%s': %s", optarg,
+						 why);
+			continue;
+		}
 		if (opt != OPT_OUTPUT)
 			return EXIT_USAGE;
 		if (!*optarg)
 			return usage_err("metrics", "metrics: empty --output");
 		output = optarg;
 	}
+	rule_series = each;
 	if (cmd_no_more(argc, argv, "metrics", 1))
 		return EXIT_USAGE;
 	if (argc - optind == 1 && cmd_positional(argc, argv, "metrics", "IFACE", 0, &ifname))
@@ -160,5 +184,5 @@ static int cmd_metrics(int argc, char **argv)
 		return EXIT_FAIL;
 	if (output)
 		return write_file(output, ifname) ? EXIT_FAIL : EXIT_DONE;
-	return metrics_write(stdout, ifname) ? EXIT_FAIL : EXIT_DONE;
+	return metrics_write(stdout, ifname, rule_series) ? EXIT_FAIL : EXIT_DONE;
 }

@@ -82,8 +82,11 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		return EXIT_DONE;
 	}
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
-		printf("xdp-rl: %s: no window to forget for %s: it is %s by a rule\n", l->ifname,
-		       addr, t.kind == TARGET_ALLOW ? "allowed" : "denied");
+		printf("xdp-rl: %s: no window to forget for %s: it is %s by %s\n", l->ifname, addr,
+		       t.kind == TARGET_ALLOW ? "allowed" : "denied",
+		       !t.by_list	      ? "a rule" :
+		       t.kind == TARGET_ALLOW ? "the allow list" :
+						"the deny list");
 		return EXIT_DONE;
 	}
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
@@ -224,8 +227,11 @@ static int cmd_charge(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY) {
-		log_err("cannot charge %s on '%s': it is %s by a rule, which no window limits",
-			addr, ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied");
+		log_err("cannot charge %s on '%s': it is %s by %s, which no window limits", addr,
+			ifname, t.kind == TARGET_ALLOW ? "allowed" : "denied",
+			!t.by_list	       ? "a rule" :
+			t.kind == TARGET_ALLOW ? "the allow list" :
+						 "the deny list");
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}

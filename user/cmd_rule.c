@@ -66,8 +66,8 @@ static int rule_add(int argc, char **argv)
 				desc, ifname, ifname);
 		else if (errno == ENOSPC)
 			log_err("cannot add rule %s on '%s': it has %d rules, the most it can "
-				"hold (delete some first)",
-				desc, ifname, XDP_RL_MAX_RULES);
+				"hold (delete some first)" LISTS_HINT,
+				desc, ifname, XDP_RL_MAX_RULES, XDP_RL_MAX_PREFIXES);
 		else
 			log_err("cannot add rule %s on '%s': %m", desc, ifname);
 		rules_publish(&l, NULL); /* the counts without it */

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
+#include "lists.h"
 #include "live.h"
 #include "log.h"
 #include "settings.h"
@@ -51,9 +52,12 @@ static void status_one(struct limiter *l, struct json *j)
 	int stale = live_tai_stale(live, &tai_now);
 	__u64 n4, n6;
 	struct link_state ls;
+	struct xdp_rl_list_meta lm;
 	char w[32], desc[256], sel[96];
 
 	link_state(l, &ls);
+	if (lists_meta(l, &lm))
+		memset(&lm, 0, sizeof(lm));
 	/*
 	 * Detached: its interface is gone, and another may have its index
 	 * now; it goes by the name it was loaded on (`unload NAME` takes it).
@@ -94,6 +98,10 @@ static void status_one(struct limiter *l, struct json *j)
 		json_str(j, "table", word_name(table_words, f->table));
 		json_u64(j, "max_layers", f->max_layers);
 		json_u64(j, "rules", live->nrules4 + live->nrules6);
+		json_obj(j, "list_prefixes");
+		json_u64(j, "allow", lm.prefixes[LIST_ALLOW][0] + lm.prefixes[LIST_ALLOW][1]);
+		json_u64(j, "deny", lm.prefixes[LIST_DENY][0] + lm.prefixes[LIST_DENY][1]);
+		json_end(j);
 		if (live->new_sources.limit) {
 			fmt_duration(live->new_sources.window_ns, w, sizeof(w));
 			json_obj(j, "new_sources");
@@ -143,6 +151,10 @@ static void status_one(struct limiter *l, struct json *j)
 		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
 		       (unsigned long long)sources_capacity(f), f->max_layers,
 		       f->max_layers == 1 ? "" : "s");
+	printf("  lists    allow %llu, deny %llu prefixes (see 'xdp-rl lists %s')\n",
+	       (unsigned long long)(lm.prefixes[LIST_ALLOW][0] + lm.prefixes[LIST_ALLOW][1]),
+	       (unsigned long long)(lm.prefixes[LIST_DENY][0] + lm.prefixes[LIST_DENY][1]),
+	       l->ifname);
 	printf("  rules    %u (see 'xdp-rl rule list %s')\n", live->nrules4 + live->nrules6,
 	       l->ifname);
 	printf("  sources  %llu IPv4, %llu IPv6 with an open window (the table %.0f%%, %.0f%% "

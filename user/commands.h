@@ -21,5 +21,6 @@ extern const struct cmd_spec cmd_metrics_spec;
 extern const struct cmd_spec cmd_exporter_spec;
 extern const struct cmd_spec cmd_gc_spec;
 extern const struct cmd_spec cmd_fleet_spec;
+extern const struct cmd_spec cmd_lists_spec;
 
 #endif

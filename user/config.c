@@ -11,6 +11,7 @@
 
 #include "caps.h"
 #include "config.h"
+#include "lists.h"
 #include "live.h"
 #include "log.h"
 #include "rules.h"
@@ -257,6 +258,7 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 
 	memset(c, 0, sizeof(*c));
 	settings_init(&c->s);
+	c->from_file = 1;
 	lines_begin(&it, text, len);
 	while ((n = lines_next(&it, w, CONFIG_WORDS, &e)) != -1) {
 		if (n == -2)
@@ -266,13 +268,29 @@ int config_parse(const char *text, size_t len, const char *name, struct config *
 		lines++;
 		if (!strcmp(w[0], "rule")) {
 			if (c->s.nrules == XDP_RL_MAX_RULES)
-				return fail(why, wlen, name, it.no, "more than %d rules",
-					    XDP_RL_MAX_RULES);
+				return fail(why, wlen, name, it.no, "more than %d rules" LISTS_HINT,
+					    XDP_RL_MAX_RULES, XDP_RL_MAX_PREFIXES);
 			if (rules_add(&c->s.rules, &c->s.nrules, &cap))
 				return fail(why, wlen, name, it.no, "out of memory");
 			if (rule_parse(n, w, &c->s.rules[c->s.nrules], rwhy, sizeof(rwhy)))
 				return fail(why, wlen, name, it.no, "rule: %s", rwhy);
 			c->s.rules[c->s.nrules++].line = it.no;
+		} else if (!strcmp(w[0], "allow-list") || !strcmp(w[0], "deny-list")) {
+			int k = !strcmp(w[0], "deny-list");
+
+			if (c->list_line[k])
+				return fail(why, wlen, name, it.no,
+					    "a second '%s' (line %u has one)", w[0],
+					    c->list_line[k]);
+			if (n != 2 || *w[1] != '/')
+				return fail(why, wlen, name, it.no,
+					    "'%s' takes one absolute path: %s /etc/xdp-rl/FILE",
+					    w[0], w[0]);
+			if (strlen(w[1]) >= sizeof(c->list_path[k]))
+				return fail(why, wlen, name, it.no, "%s: a path longer than %zu",
+					    w[0], sizeof(c->list_path[k]) - 1);
+			snprintf(c->list_path[k], sizeof(c->list_path[k]), "%s", w[1]);
+			c->list_line[k] = it.no;
 		} else if (!strcmp(w[0], "interface")) {
 			if (ifline)
 				return fail(why, wlen, name, it.no,
@@ -361,12 +379,21 @@ void config_free(struct config *c)
 
 int config_of(const struct limiter *l, struct config *c)
 {
+	struct xdp_rl_list_meta m;
+	int k;
+
 	memset(c, 0, sizeof(*c));
 	settings_init(&c->s);
 	snprintf(c->ifname, sizeof(c->ifname), "%s", l->ifname);
 	c->s.live = *limiter_live(l);
 	c->s.fixed = l->cfg.fixed;
 	c->s.max_layers = l->cfg.fixed.max_layers;
+	if (lists_meta(l, &m))
+		return -1;
+	for (k = 0; k < 2; k++) {
+		snprintf(c->list_path[k], sizeof(c->list_path[k]), "%s", m.path[k]);
+		c->list_prefixes[k] = m.prefixes[k][0] + m.prefixes[k][1];
+	}
 	return rules_collect(l->fd, &c->s.rules, &c->s.nrules);
 }
 
@@ -472,6 +499,13 @@ void config_print(FILE *f, const struct config *c)
 				name_of(OPT_BYTES));
 		else if (*t[i])
 			fprintf(f, "%s\n", t[i]);
+	}
+	for (i = 0; i < 2; i++) {
+		if (*c->list_path[i])
+			fprintf(f, "%s-list %s\n", list_names[i], c->list_path[i]);
+		else if (c->list_prefixes[i])
+			fprintf(f, "# %s list: %llu prefixes from no file this limiter knows of\n",
+				list_names[i], (unsigned long long)c->list_prefixes[i]);
 	}
 	for (i = 0; i < c->s.nrules; i++) {
 		rule_format(&c->s.rules[i], rule, sizeof(rule));

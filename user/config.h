@@ -15,6 +15,8 @@
  *                         options' own parser (settings.h). Every option but
  *                         --force and --rules; once each, but layer.
  *   rule CIDR OPTIONS     a rule, as a rules file line (rules.h: rule_parse)
+ *   allow-list FILE       the allow (deny) list: FILE's prefixes (lists.h),
+ *   deny-list FILE        FILE an absolute path; not given: an empty list
  *
  * A setting not given takes load's default, so a file says the whole
  * limiter: `xdp-rl apply` makes the running one match it.
@@ -36,6 +38,15 @@ struct config {
 	char ifname[IF_NAMESIZE];
 	struct settings s;			/* s.rules: sorted, to free (config_free) */
 	unsigned int line[OPT_END - OPT_LIMIT]; /* where each setting is given, 0: not */
+	/*
+	 * The files of the allow and deny lists (lists.h), "" for none; of a
+	 * running limiter, where its lists came from, and how many prefixes
+	 * each has (a list not from a file prints as a comment).
+	 */
+	char list_path[2][XDP_RL_LIST_PATH];
+	unsigned int list_line[2];
+	__u64 list_prefixes[2];
+	int from_file; /* parsed (its lists are its files'), not read from a limiter */
 };
 
 /*

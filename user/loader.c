@@ -18,6 +18,7 @@
 #include "bpffs.h"
 #include "inventory.h"
 #include "limiter.h"
+#include "lists.h"
 #include "live.h"
 #include "loader.h"
 #include "log.h"
@@ -286,6 +287,17 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	/* A fleet agent syncing the old limiter goes on with this one (cmd_fleet.c). */
 	if (replacing)
 		s->live.flags |= limiter_live(&old)->flags & XDP_RL_F_FLEET;
+	/* The lists a replacement keeps are looked up, as before. */
+	s->live.flags &= ~(XDP_RL_F_LISTS4 | XDP_RL_F_LISTS6);
+	if (replacing) {
+		struct xdp_rl_list_meta lm;
+
+		if (lists_meta(&cur, &lm)) {
+			log_err("cannot read the lists of '%s': %m", ifname);
+			goto out;
+		}
+		s->live.flags |= lists_flags(&lm);
+	}
 	skel_clock(skel, &s->live);
 	rules_summarize(cur.fd, NULL, &rs);
 	live_finish(&s->live, &rs, replacing ? limiter_live(&old) : NULL, s->new_rules);

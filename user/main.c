@@ -22,10 +22,10 @@ static const struct cmd_spec help_spec = {
 
 /* In the order `xdp-rl help` lists them. */
 static const struct cmd_spec *const commands[] = {
-	&cmd_load_spec,	 &cmd_set_spec,	   &cmd_unload_spec,  &cmd_status_spec,	  &cmd_stats_spec,
-	&cmd_get_spec,	 &cmd_reset_spec,  &cmd_charge_spec,  &cmd_top_spec,	  &cmd_rule_spec,
-	&cmd_apply_spec, &cmd_config_spec, &cmd_metrics_spec, &cmd_exporter_spec, &cmd_gc_spec,
-	&cmd_fleet_spec, &help_spec,
+	&cmd_load_spec,	 &cmd_set_spec,	  &cmd_unload_spec, &cmd_status_spec,  &cmd_stats_spec,
+	&cmd_get_spec,	 &cmd_reset_spec, &cmd_charge_spec, &cmd_top_spec,     &cmd_rule_spec,
+	&cmd_lists_spec, &cmd_apply_spec, &cmd_config_spec, &cmd_metrics_spec, &cmd_exporter_spec,
+	&cmd_gc_spec,	 &cmd_fleet_spec, &help_spec,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -112,6 +112,13 @@ static int changes_state(const struct cmd_spec *c, int argc, char **argv)
 	if (!strcmp(c->name, "rule"))
 		return argc > 1 && (!strcmp(argv[1], "add") || !strcmp(argv[1], "del") ||
 				    !strcmp(argv[1], "delete"));
+	/* `lists` changes with --allow or --deny. */
+	if (!strcmp(c->name, "lists")) {
+		for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+			if (!strncmp(argv[i], "--allow", 7) || !strncmp(argv[i], "--deny", 6))
+				return 1;
+		return 0;
+	}
 	/* `apply --check` only reads the file. */
 	if (!strcmp(c->name, "apply"))
 		for (i = 1; i < argc && strcmp(argv[i], "--"); i++)

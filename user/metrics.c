@@ -16,6 +16,7 @@
 #include "inventory.h"
 #include "limiter.h"
 #include "live.h"
+#include "lists.h"
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
@@ -34,15 +35,17 @@ static const char *const stat_metric[XDP_RL_STAT_MAX] = { XDP_RL_STATS(STAT_METR
 
 /* What a rule matched and dropped (struct xdp_rl_rule_hits), each a counter. */
 static const struct {
-	const char *name, *help;
+	const char *name, *help, *list_help;
 	size_t off;
 } hit_metrics[] = {
 	{ "rule_matched_packets", "Packets that matched the rule (the longest prefix that did)",
-	  offsetof(struct xdp_rl_rule_hits, packets) },
+	  "Packets a listed prefix judged", offsetof(struct xdp_rl_rule_hits, packets) },
 	{ "rule_dropped_packets", "Packets that matched the rule and were dropped",
+	  "Packets a listed prefix judged and dropped",
 	  offsetof(struct xdp_rl_rule_hits, dropped) },
 	{ "rule_would_drop_packets",
 	  "Packets that matched the rule and were passed by --dry-run, that it would have dropped",
+	  "Packets a listed prefix judged and --dry-run passed, that it would have dropped",
 	  offsetof(struct xdp_rl_rule_hits, would_drop) },
 };
 
@@ -64,6 +67,8 @@ struct mlim {
 	size_t nrules, cap;
 	struct xdp_rl_fleet fleet; /* the fleet agent's, if one ever ran (started_unix_ns) */
 	int fleet_alive;
+	struct xdp_rl_list_meta lists;
+	struct xdp_rl_rule_hits list_hits[LIST_KINDS];
 };
 
 struct mset {
@@ -115,6 +120,7 @@ static int collect(struct mset *s, const struct limiter *l)
 {
 	void *ctx[2];
 	struct mlim *m;
+	int k;
 
 	if (!attached(l))
 		return 1;
@@ -141,6 +147,12 @@ static int collect(struct mset *s, const struct limiter *l)
 	if (fleet_status_read(l, &m->fleet))
 		memset(&m->fleet, 0, sizeof(m->fleet));
 	m->fleet_alive = fleet_agent_alive(&m->fleet);
+	if (lists_meta(l, &m->lists))
+		memset(&m->lists, 0, sizeof(m->lists));
+	for (k = 0; k < LIST_KINDS; k++)
+		if (rule_hits_read(l, k == LIST_DENY ? XDP_RL_LIST_DENY_ID : XDP_RL_LIST_ALLOW_ID,
+				   &m->list_hits[k]))
+			memset(&m->list_hits[k], 0, sizeof(m->list_hits[k]));
 	ctx[0] = m;
 	ctx[1] = (void *)l;
 	if (rules_foreach(l->fd, collect_rule, ctx)) {
@@ -686,7 +698,50 @@ static void write_fleet(FILE *f, const struct mset *s)
 			sample_secs(&round, s->v[i].ifname, NULL, 0, s->v[i].fleet.round_ns);
 }
 
-int metrics_write(FILE *f, const char *ifname)
+const struct word rule_series_words[] = {
+	{ "each", 1 },
+	{ "none", 0 },
+	{ NULL, 0 },
+};
+
+/* The allow and deny lists: their prefixes by family, what they matched and dropped. */
+static void write_lists(FILE *f, const struct mset *s)
+{
+	struct fam pfx = { f, "list_prefixes", "gauge",
+			   "Prefixes on the allow and deny lists, per family (xdp-rl lists)", 0 };
+	char name[64], help[160];
+	const char *kv[4];
+	size_t h, i;
+	int k, fam;
+
+	for (i = 0; i < s->n; i++)
+		for (k = 0; k < LIST_KINDS; k++)
+			for (fam = 0; fam < 2; fam++) {
+				kv[0] = "list";
+				kv[1] = list_names[k];
+				kv[2] = "family";
+				kv[3] = families[fam];
+				sample_u64(&pfx, s->v[i].ifname, kv, 2,
+					   s->v[i].lists.prefixes[k][fam]);
+			}
+	for (h = 0; h < sizeof(hit_metrics) / sizeof(hit_metrics[0]); h++) {
+		struct fam fm = { .f = f, .type = "counter", .name = name, .help = help };
+
+		/* rule_matched_packets: list_matched_packets_total, and so on. */
+		snprintf(name, sizeof(name), "list_%s_total", hit_metrics[h].name + 5);
+		snprintf(help, sizeof(help), "%s, by list", hit_metrics[h].list_help);
+		for (i = 0; i < s->n; i++)
+			for (k = 0; k < LIST_KINDS; k++) {
+				kv[0] = "list";
+				kv[1] = list_names[k];
+				sample_u64(&fm, s->v[i].ifname, kv, 1,
+					   *(const __u64 *)((const char *)&s->v[i].list_hits[k] +
+							    hit_metrics[h].off));
+			}
+	}
+}
+
+int metrics_write(FILE *f, const char *ifname, int rule_series)
 {
 	struct fam build = { f, "build_info", "gauge",
 			     "The version of xdp-rl and of the libbpf it was built with; always 1",
@@ -701,7 +756,9 @@ int metrics_write(FILE *f, const char *ifname)
 		return -1;
 	}
 	write_stats(f, &s);
-	write_rules(f, &s);
+	if (rule_series)
+		write_rules(f, &s);
+	write_lists(f, &s);
 	write_gauges(f, &s);
 	write_fleet(f, &s);
 	sample_u64(&build, NULL, kv, 2, 1);

@@ -18,14 +18,21 @@
 
 #include <stdio.h>
 
+#include "options.h"
+
 /* The content type of what metrics_write() writes. */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /*
  * Write the metrics of every limiter in this namespace, or of the one on
- * @ifname (an error if it has none), to @f. Reads the maps and nothing
- * else: no lock is taken. 0, or -1 after saying why on stderr.
+ * @ifname (an error if it has none), to @f; the series of each rule only
+ * with @rule_series (--rule-series each; the lists' are always there, two
+ * a family, and the totals by verdict count every rule's packets). Reads
+ * the maps and nothing else: no lock is taken. 0, or -1 after saying why
+ * on stderr.
  */
-int metrics_write(FILE *f, const char *ifname);
+int metrics_write(FILE *f, const char *ifname, int rule_series);
+/* --rule-series each|none: the words, and the value metrics_write takes. */
+extern const struct word rule_series_words[];
 
 #endif

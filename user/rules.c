@@ -266,8 +266,8 @@ int rules_parse_text(const char *text, size_t len, const char *name, struct rule
 		if (!argc)
 			continue;
 		if (*n == XDP_RL_MAX_RULES) {
-			snprintf(why, wlen, "%s:%u: more than %d rules", name, it.no,
-				 XDP_RL_MAX_RULES);
+			snprintf(why, wlen, "%s:%u: more than %d rules" LISTS_HINT, name, it.no,
+				 XDP_RL_MAX_RULES, XDP_RL_MAX_PREFIXES);
 			goto fail;
 		}
 		if (rules_add(&v, n, &cap)) {

@@ -149,4 +149,9 @@ int rule_same(const struct rule_spec *a, const struct rule_spec *b);
 /* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);
 
+/* What to say to a rule set past XDP_RL_MAX_RULES (a %u: XDP_RL_MAX_PREFIXES). */
+#define LISTS_HINT                                                                          \
+	" (a block list of plain --allow or --deny prefixes goes on the lists, which hold " \
+	"up to %u: 'xdp-rl lists IFACE --deny FILE', or deny-list FILE in a config file)"
+
 #endif

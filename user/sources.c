@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "admin.h"
+#include "lists.h"
 #include "live.h"
 #include "log.h"
 #include "skel.h"
@@ -617,6 +618,8 @@ void target_of(const struct limiter *l, const struct ip_addr *a, struct target *
 	const int ll = link_local(a) ? (int)limiter_live(l)->link_local : -1;
 	struct xdp_rl_rule rbuf;
 	const struct xdp_rl_rule *rule;
+	struct list_prefix lp;
+	int kind;
 
 	memset(t, 0, sizeof(*t));
 	/* As the datapath: an exempt source is passed before any rule is looked up. */
@@ -629,6 +632,14 @@ void target_of(const struct limiter *l, const struct ip_addr *a, struct target *
 		t->has_rule = 1;
 		t->rule = *rule;
 		rule_prefix_of(l, a, rule->id, &t->rule_addr, &t->rule_prefix);
+	}
+	/* A listed prefix longer than the rule's judges it, as in the datapath. */
+	if (lists_lookup(l, a, &kind, &lp) > 0 && (!rule || lp.len > t->rule_prefix)) {
+		t->kind = kind == LIST_DENY ? TARGET_DENY : TARGET_ALLOW;
+		t->by_list = 1;
+		t->rule_addr = lp.addr;
+		t->rule_prefix = lp.len;
+		return;
 	}
 	target_limits(l, rule, t);
 	if (rule && rule->action == XDP_RL_RULE_ALLOW) {

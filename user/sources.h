@@ -143,6 +143,11 @@ struct target {
 	unsigned int prefix;
 	struct xdp_rl_rule rule; /* the rule, if has_rule */
 	int has_rule;
+	/*
+	 * TARGET_ALLOW or _DENY by a list (lists.h) rather than a rule: its
+	 * prefix in rule_addr and rule_prefix.
+	 */
+	int by_list;
 	struct ip_addr rule_addr; /* the rule's prefix */
 	unsigned int rule_prefix;
 	__u32 n; /* its layers */

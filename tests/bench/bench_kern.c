@@ -38,6 +38,7 @@
 #include <arpa/inet.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -1212,6 +1213,58 @@ static void floor_direct(struct kenv *e)
 /* Selectors of the shapes: none, one the frames (UDP to port 9) match, one they do not. */
 enum { SEL_NONE, SEL_MATCH, SEL_MISS };
 
+/* @rules of rl_load_shape: none, N_RULES rules, or N_LISTED prefixes on the deny list. */
+enum { NO_RULES, RULES, LISTED };
+
+#define N_LISTED 1000000
+
+/*
+ * A deny list of N_LISTED prefixes none of the sources is on, as `xdp-rl
+ * lists` makes it (user/lists.c): the 65 536 IPv4 /32s of 198.19.0.0/16 (the
+ * sources are in 198.18.0.0/16) and /112s of 2001:2::/48 for the rest, in
+ * one trie put in `lists`.
+ */
+static void lists_fill(struct xdp_rl *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	struct xdp_rl_rule_key6 k;
+	__u32 zero = 0, i, v;
+	__u8 *b = (__u8 *)k.addr;
+	int fd;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "bench_lists", sizeof(k), sizeof(v), N_LISTED,
+			    &opts);
+	if (fd < 0)
+		die("kern: make the lists' trie: %s", strerror(errno));
+	for (i = 0; i < N_LISTED; i++) {
+		memset(&k, 0, sizeof(k));
+		if (i < 65536) {
+			b[10] = b[11] = 0xff;
+			b[12] = 198;
+			b[13] = 19;
+			b[14] = i >> 8;
+			b[15] = i & 255;
+			k.prefixlen = 128;
+			v = XDP_RL_LIST_ENTRY(XDP_RL_RULE_DENY, 32);
+		} else {
+			b[0] = 0x20;
+			b[1] = 0x01;
+			b[3] = 0x02;
+			b[6] = (i - 65536) >> 24; /* within 2001:2::/48 */
+			b[7] = (i - 65536) >> 16;
+			b[8] = (i - 65536) >> 8;
+			b[9] = (i - 65536) & 255;
+			k.prefixlen = 112;
+			v = XDP_RL_LIST_ENTRY(XDP_RL_RULE_DENY, 112);
+		}
+		if (bpf_map_update_elem(fd, &k, &v, 0))
+			die("kern: list prefix %u: %s", i, strerror(errno));
+	}
+	if (bpf_map_update_elem(bpf_map__fd(s->maps.lists), &zero, &fd, 0))
+		die("kern: put the lists in: %s", strerror(errno));
+	close(fd);
+}
+
 static struct xdp_rl *rl_load_shape(int layers, int rules, int sel)
 {
 	struct xdp_rl *s = xdp_rl__open();
@@ -1249,7 +1302,7 @@ static struct xdp_rl *rl_load_shape(int layers, int rules, int sel)
 		c.slot[0].select.port_lo[2] = 443;
 		c.slot[0].select.port_hi[2] = 445;
 	}
-	if (rules) {
+	if (rules == RULES) {
 		r.layer[0] = c.slot[0].layer[0];
 		for (i = 0; i < N_RULES; i++) {
 			r.id = i;
@@ -1264,6 +1317,10 @@ static struct xdp_rl *rl_load_shape(int layers, int rules, int sel)
 			die("kern: add the /15 rule: %s", strerror(errno));
 		c.slot[0].nrules4 = N_RULES + 1;
 	}
+	if (rules == LISTED) {
+		c.slot[0].flags |= XDP_RL_F_LISTS4 | XDP_RL_F_LISTS6;
+		lists_fill(s);
+	}
 	if (bpf_map_update_elem(fd, &zero, &c, 0))
 		die("kern: write xdp-rl config: %s", strerror(errno));
 	return s;
@@ -1275,12 +1332,13 @@ static void layers_rules(struct kenv *e)
 		const char *name;
 		int layers, rules, sel;
 	} shape[] = {
-		{ "1 layer", 1, 0, SEL_NONE },
-		{ "2 layers", 2, 0, SEL_NONE },
-		{ "4 layers", 4, 0, SEL_NONE },
-		{ "1 layer, 10 000 rules", 1, 1, SEL_NONE },
-		{ "1 layer, selector, selected", 1, 0, SEL_MATCH },
-		{ "1 layer, selector, passed by", 1, 0, SEL_MISS },
+		{ "1 layer", 1, NO_RULES, SEL_NONE },
+		{ "2 layers", 2, NO_RULES, SEL_NONE },
+		{ "4 layers", 4, NO_RULES, SEL_NONE },
+		{ "1 layer, 10 000 rules", 1, RULES, SEL_NONE },
+		{ "1 layer, 1 000 000 listed", 1, LISTED, SEL_NONE },
+		{ "1 layer, selector, selected", 1, NO_RULES, SEL_MATCH },
+		{ "1 layer, selector, passed by", 1, NO_RULES, SEL_MISS },
 	};
 	enum { N_SHAPES = sizeof(shape) / sizeof(shape[0]) };
 	struct scen sc = { "IPv4 1 000, 1 CPU", 0, 1000, 1, 0, 0 };
@@ -1317,10 +1375,12 @@ static void layers_rules(struct kenv *e)
 	}
 	printf("\nlayers and rules: %s, every layer admitting (each packet charges them all); "
 	       "rules: %d /24s elsewhere and one /15 --layer rule every source matches; "
+	       "listed: a deny list of %d prefixes (65 536 IPv4 /32s, IPv6 /112s) none of "
+	       "the sources is on; "
 	       "selector: --proto udp --dport 9,53,443-445 (the frames, UDP to port 9, are "
 	       "selected: transport parsed, ports matched, charged) or --dport 80,53,443-445 "
 	       "(passed by: parsed, matched, passed untouched, no table lookup)\n",
-	       sc.name, N_RULES);
+	       sc.name, N_RULES, N_LISTED);
 	printf("%-30s %-20s %s\n", "xdp-rl shape", "bare XDP_DROP ns/pkt", "xdp-rl (d)");
 	for (k = 0; k < N_SHAPES; k++) {
 		printf("%-30s %-20s %s\n", shape[k].name,

@@ -302,8 +302,8 @@ def test_unload(bed):
     check_pins = rlbed.bpffs_at_sys_fs_bpf()
     if check_pins:
         assert sorted(os.listdir(pins)) == ["admin", "agg4", "agg6", "charges", "config",
-                                            "drops", "fleet",
-                                            "hot", "hot_key", "link", "locks", "lru", "newsrc",
+                                            "drops", "fleet", "hot", "hot_key", "link",
+                                            "list_meta", "lists", "locks", "lru", "newsrc",
                                             "prog", "remote", "rule_hits", "rules4", "rules6",
                                             "scratch", "shared", "src4", "src6", "stats"]
         for d in (pins, os.path.dirname(pins), "/sys/fs/bpf/xdp-rl"):

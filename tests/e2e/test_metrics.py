@@ -161,6 +161,42 @@ def test_metrics_match_stats_and_promtool(bed):
     assert r.returncode == 1 and "not loaded" in r.stderr, r
 
 
+def test_rule_series_are_optional_and_lists_are_counted(bed, tmp_path):
+    """--rule-series none leaves out every per-rule series (thousands of rules
+    made tens of thousands of lines) and keeps the totals; the lists are two
+    series a family, whatever their size."""
+    load_with_rules(bed)
+    deny = tmp_path / "deny.netset"
+    deny.write_text("".join(f"198.18.{i >> 8}.{i & 255}\n" for i in range(3000)) +
+                    "198.19.66.0/24\n2001:2:0:3::/64\n")
+    bed.xdp_ok("lists", bed.rx_if, "--deny", str(deny))
+    send_mix(bed)
+    bed.send("2001:2:0:3::9", 4)
+    each = bed.xdp_ok("metrics")
+    none = bed.xdp_ok("metrics", "--rule-series", "none")
+    for text in (each, none):
+        promtool_check(text)
+    samples, _ = parse(none)
+    assert not [k for k in samples if k[0].startswith("xdp_rl_rule_")], \
+        "no per-rule series with --rule-series none"
+    assert [k for k in parse(each)[0] if k[0] == "xdp_rl_rule_matched_packets_total"]
+    assert value(samples, "xdp_rl_list_prefixes", interface=bed.rx_if, list="deny",
+                 family="ipv4") == 3001
+    assert value(samples, "xdp_rl_list_prefixes", interface=bed.rx_if, list="deny",
+                 family="ipv6") == 1
+    # 198.19.66.6 has a /32 --deny rule (longer: the rule), 2001:2:0:3::9 the list.
+    assert value(samples, "xdp_rl_list_matched_packets_total", interface=bed.rx_if,
+                 list="deny") == 4
+    assert value(samples, "xdp_rl_list_dropped_packets_total", interface=bed.rx_if,
+                 list="deny") == 4
+    stats = bed.stats()
+    assert value(samples, "xdp_rl_packets_total", interface=bed.rx_if,
+                 verdict="denied") == stats["denied"] == 10 + 4
+    assert len(none.splitlines()) < len(each.splitlines())
+    r = bed.xdp("metrics", "--rule-series", "some")
+    assert r.returncode == 2 and "each or none" in r.stderr, r
+
+
 @pytest.mark.both_tables
 def test_table_fill_is_a_ratio(bed):
     """--max-sources is what the table is sized to hold; it holds at most its
