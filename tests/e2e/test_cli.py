@@ -432,3 +432,28 @@ def test_readme_command_block_is_xdp_rl_help(xdp_rl):
         body = usage.split("\n\n", 1)[1]
         for opt in set(re.findall(r"--[a-z0-9-]+", synopsis)) - {"--help"}:
             assert re.search(rf"^  {opt}\b", body, re.M), (cmd, opt, usage)
+
+
+def test_rule_list_prints_what_rule_add_takes(bed):
+    """Each line of `rule list`, pasted after `rule add IFACE`, makes the same
+    rule: the options it takes (--layer, --deny, --shared, the selectors),
+    not a description; its hits follow a '#'."""
+    bed.load("--limit", 5, "--window", "1h", "--max-layers", 2)
+    rules = [["198.19.70.0/24", "--deny"], ["198.19.71.0/24", "--allow", "--proto", "icmp"],
+             ["198.19.72.0/24", "--layer", "5/1h", "--layer", "50/1d", "--shared"],
+             ["2001:2:0:73::/64", "--layer", "3/1s", "--proto", "tcp", "--dport",
+              "80,443-445", "--syn"]]
+    for r in rules:
+        bed.xdp_ok("rule", "add", bed.rx_if, *r)
+    bed.send("198.19.70.1", 2)
+    before = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
+    lines = bed.xdp_ok("rule", "list", bed.rx_if).splitlines()
+    assert lines[0].startswith("198.19.70.0/24 --deny") and "# hits 2, dropped 2" in lines[0]
+    for line in lines:
+        words = line.split("#")[0].split()
+        bed.xdp_ok("rule", "del", bed.rx_if, words[0])
+        bed.xdp_ok("rule", "add", bed.rx_if, *words)
+    after = bed.xdp_json("rule", "list", bed.rx_if, "--json")["rules"]
+    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("hits", "dropped", "would_drop")}
+                        for r in rs]
+    assert strip(after) == strip(before)
