@@ -38,7 +38,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   a, b ? b : "");
 	/* The differences apply reports: none with itself, each said on a line. */
 	FUZZ_CHECK(!config_diff_settings(&c, &d, diff_line, &n) && !n, "no difference with itself");
-	FUZZ_CHECK(!config_parse("", 0, "fuzz.conf", &defaults, why, sizeof(why)), "defaults");
+	/* An empty file is refused (it would reset everything); one line of a default is not. */
+	FUZZ_CHECK(config_parse("", 0, "fuzz.conf", &defaults, why, sizeof(why)), "empty refused");
+	FUZZ_CHECK(!config_parse("limit 1000\n", 11, "fuzz.conf", &defaults, why, sizeof(why)),
+		   "defaults: %s", why);
 	FUZZ_CHECK(config_diff_settings(&defaults, &c, diff_line, &n) == n, "a line a difference");
 	config_free(&defaults);
 	free(a);
