@@ -41,8 +41,9 @@ static __u64 fd_memlock(int fd)
 
 __u64 maps_memory(const int *fd, int *maps)
 {
+	__u32 zero = 0, id;
 	__u64 sum = 0;
-	int i;
+	int i, inner;
 
 	if (maps)
 		*maps = 0;
@@ -52,6 +53,14 @@ __u64 maps_memory(const int *fd, int *maps)
 		sum += fd_memlock(fd[i]);
 		if (maps)
 			(*maps)++;
+	}
+	/* The lists' trie is held by `lists`, not pinned: its memory counts too. */
+	if (fd[PIN_LISTS] >= 0 && !bpf_map_lookup_elem(fd[PIN_LISTS], &zero, &id)) {
+		inner = bpf_map_get_fd_by_id(id);
+		if (inner >= 0) {
+			sum += fd_memlock(inner);
+			close(inner);
+		}
 	}
 	return sum;
 }

@@ -244,11 +244,21 @@ def test_a_million_prefixes(bed, tmp_path):
             f.write(f"198.{18 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}\n")
         for i in range(n6):
             f.write(f"2001:2:0:{i >> 16:x}:{i & 0xffff:x}::/112\n")
+    def memory():
+        doc = json.loads(rlbed.run_ok([rlbed.BIN, "status", "--all", "--json"]).stdout)
+        ino = os.stat(f"/run/netns/{bed.rx}").st_ino
+        (mine,) = [x for x in doc["limiters"] if x["netns"] == ino]
+        return mine["memory_bytes"]
+
+    before = memory()
     t = time.monotonic()
     out = bed.xdp_ok("lists", bed.rx_if, "--deny", str(path))
     took = time.monotonic() - t
+    grown = memory() - before
+    print(f"\nthe trie of a million prefixes holds {grown / 1e6:.0f} MB (memlock)")
+    assert grown > 20e6, "the lists' trie, held by `lists` and not pinned, counts as memory"
     assert "deny list: 1000000 prefixes (131072 IPv4, 868928 IPv6)" in out, out
-    print(f"\na million prefixes put in force in {took:.1f} s")
+    print(f"a million prefixes put in force in {took:.1f} s")
     lj = lists_json(bed)["deny"]
     assert (lj["prefixes_v4"], lj["prefixes_v6"]) == (131072, n6), lj
     listed, beside = "2001:2:0:d:42::1", f"2001:2:0:{(n6 >> 16) + 1:x}::1"
