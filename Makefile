@@ -67,8 +67,12 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
               -Wno-unused-parameter -Iinclude -I/usr/include/$(MULTIARCH)
 CFLAGS     ?= -O2 -g
 # Paths are built from bounded parts; truncation warnings on them are noise.
+# user/ is three layers, a folder each (HACKING.md): lib/ (the bottom),
+# the models in user/ itself, and cmd/ (the commands). A file includes its
+# own layer's headers and those below; scripts/check-layers.sh checks it.
+USER_INC    = -Iinclude -Iuser -Iuser/lib -I$(BUILD)
 USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
-              -Iinclude -I$(BUILD) -MMD -MP $(SAN_FLAGS)
+              $(USER_INC) -MMD -MP $(SAN_FLAGS)
 # One file to copy: libbpf, libelf, zlib and libcap are linked statically.
 # STATIC=0 links them dynamically, as a distribution's package does (make
 # deb): its dependencies then say which libraries it takes.
@@ -85,7 +89,7 @@ LDLIBS      := $(STATIC_LIBS) -lmicrohttpd
 BPF_SRC    := bpf/xdp_rl.bpf.c
 BPF_OBJ    := $(BUILD)/xdp_rl.bpf.o
 SKEL       := $(BUILD)/xdp_rl.skel.h
-USER_SRC   := $(wildcard user/*.c)
+USER_SRC   := $(wildcard user/lib/*.c user/*.c user/cmd/*.c)
 USER_OBJ   := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRC))
 BIN        := $(BUILD)/xdp-rl
 UNIT_BIN   := $(BUILD)/test_prog
@@ -116,7 +120,7 @@ deps:
 # Minimum kernel: 6.1. The program calls bpf_ktime_get_tai_ns (the clock of
 # --aligned windows, a live setting), which older kernels refuse at load.
 # The build host may not be the target, so an older one is only warned
-# about; the minimum libbpf (1.0) is checked by the compiler (user/skel.c).
+# about; the minimum libbpf (1.0) is checked by the compiler (user/lib/skel.c).
 KERNEL_MIN     := 6.1
 KERNEL_RELEASE ?= $(shell uname -r)
 ifeq ($(MAKELEVEL),0)
@@ -141,7 +145,12 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name xdp_rl > $@
 
-$(BUILD)/user/%.o: user/%.c $(SKEL)
+# Only what includes the skeleton waits for it (and is made again when the
+# program changes); the rest of user/ does not.
+SKEL_USERS := $(BUILD)/user/lib/skel.o $(BUILD)/user/loader.o
+$(SKEL_USERS): $(SKEL)
+
+$(BUILD)/user/%.o: user/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
@@ -150,16 +159,16 @@ $(BIN): $(USER_OBJ)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-# The crash test's xdp-rl: the same, with its kill points live (user/fault.h).
+# The crash test's xdp-rl: the same, with its kill points live (user/lib/fault.h).
 # Built for the tests only, never installed.
 FAULT_BIN  := $(BUILD)/xdp-rl-faults
 
-$(BUILD)/user/fault-on.o: user/fault.c
+$(BUILD)/user/lib/fault-on.o: user/lib/fault.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -DXDP_RL_FAULTS -c $< -o $@
 
-$(FAULT_BIN): $(filter-out $(BUILD)/user/fault.o,$(USER_OBJ)) $(BUILD)/user/fault-on.o
+$(FAULT_BIN): $(filter-out $(BUILD)/user/lib/fault.o,$(USER_OBJ)) $(BUILD)/user/lib/fault-on.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
@@ -177,17 +186,16 @@ UNIT_PROG_SRC  := tests/unit/harness.c tests/unit/model.c \
                   $(filter-out $(UNIT_USER_SRC),$(wildcard tests/unit/test_*.c))
 UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
 UNIT_USER_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_USER_SRC))
-# The CLI's objects below its commands (not main.c, cli.c, cmd_*.c) as an
+# The CLI's objects below its commands (not user/cmd/) as an
 # archive: each test binary takes from it only the objects it needs (the
 # linker pulls a member only for a symbol), whatever they come to need.
 UNIT_LIB       := $(UNIT_DIR)/libxdp-rl.a
-UNIT_LIB_OBJ   := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/cli.o $(BUILD)/user/cmd_%.o,\
-                               $(USER_OBJ))
+UNIT_LIB_OBJ   := $(filter-out $(BUILD)/user/cmd/%,$(USER_OBJ))
 
 $(UNIT_DIR)/%.o: tests/unit/%.c $(SKEL) $(BUILD)/bench/wrap.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -Iuser -I$(BUILD)/bench -Itests/bench \
+	$(Q)$(CC) $(USER_CFLAGS) -I$(BUILD)/bench -Itests/bench \
 		-Wno-missing-field-initializers -c $< -o $@
 
 $(UNIT_LIB): $(UNIT_LIB_OBJ)
@@ -319,10 +327,10 @@ $(BENCH_DIR)/%.skel.h: $(BENCH_DIR)/%.bpf.o
 $(BENCH_DIR)/%.o: tests/bench/%.c $(SKEL) $(BENCH_SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_DIR) -Itests/bench -Iuser -c $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_DIR) -Itests/bench -c $< -o $@
 
-# The bench loads xdp-rl's program as `xdp-rl load` does (user/skel.c).
-$(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/skel.o
+# The bench loads xdp-rl's program as `xdp-rl load` does (user/lib/skel.c).
+$(BENCH_BIN): $(BENCH_OBJ) $(BUILD)/user/lib/skel.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_FLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
@@ -351,11 +359,13 @@ FUZZ_CC           ?= $(CLANG)
 FUZZ_SAN          := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS       := -g -O1 $(WARN) -Wno-unknown-warning-option -Wno-missing-field-initializers \
                      -std=gnu11 -D_GNU_SOURCE \
-                     -DXDP_RL_VERSION='"$(VERSION)"' -Iinclude -I$(BUILD) -MMD -MP $(FUZZ_SAN)
+                     -DXDP_RL_VERSION='"$(VERSION)"' $(USER_INC) -MMD -MP $(FUZZ_SAN)
 FUZZ_LIB_OBJ      := $(patsubst $(BUILD)/user/%,$(FUZZ_DIR)/user/%,$(UNIT_LIB_OBJ))
 FUZZ_BINS         := $(patsubst %,$(FUZZ_DIR)/fuzz_%,$(FUZZ_TARGETS))
 
-$(FUZZ_DIR)/user/%.o: user/%.c $(SKEL)
+$(SKEL_USERS:$(BUILD)/%=$(FUZZ_DIR)/%): $(SKEL)
+
+$(FUZZ_DIR)/user/%.o: user/%.c
 	$(call msg,FUZZCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
@@ -366,7 +376,7 @@ $(FUZZ_DIR)/libxdp-rl.a: $(FUZZ_LIB_OBJ)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_DIR)/libxdp-rl.a
 	$(call msg,FUZZLD,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iuser $< $(FUZZ_DIR)/libxdp-rl.a \
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_DIR)/libxdp-rl.a \
 		-o $@ $(LDLIBS)
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BINS:=.d)
@@ -429,7 +439,7 @@ lint-cppcheck: | $(DEPS_OK)
 	$(call msg,CPPCHECK,user tests include)
 	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --inline-suppr --std=c11 \
 		--enable=warning,portability,performance --library=scripts/cppcheck-libbpf.cfg \
-		-Iinclude -Iuser $$(git ls-files 'user/*.[ch]' 'tests/*.[ch]' 'include/*.h' ':!:*.bpf.c')
+		-Iinclude -Iuser -Iuser/lib $$(git ls-files 'user/*.[ch]' 'tests/*.[ch]' 'include/*.h' ':!:*.bpf.c')
 
 lint-shell: | $(DEPS_OK)
 	$(call msg,SHCHECK,scripts/*.sh tests/kernels/*.sh .ci/run completion/xdp-rl)

@@ -13,7 +13,7 @@
 
 #include "xdp_rl.h"
 
-/* Fixed at load time by xdp-rl (user/skel.c); the verifier prunes what they rule out. */
+/* Fixed at load time by xdp-rl (user/lib/skel.c); the verifier prunes what they rule out. */
 const volatile __u32 cfg_bytes = 0;
 const volatile __u32 cfg_layers = 1; /* windows per slot, --max-layers */
 const volatile __be32 cfg_v4_mask = 0xffffffff;
@@ -81,7 +81,7 @@ struct {
  * buckets from --max-sources, and the value size from the layers a slot has
  * room for, before load. With --table lru, xdp-rl gives the program, under
  * the same names, LRU hashes it made itself before load (with the BTF of
- * their values, user/skel.c), and the bucket code is never run (cfg_table).
+ * their values, user/lib/skel.c), and the bucket code is never run (cfg_table).
  */
 #define SOURCE_TABLE(name)                                    \
 	struct {                                              \

@@ -24,7 +24,7 @@
 /*
  * Every map of the program, in one list: X(ID, name, kind). bpf/maps.h
  * declares each map under this name, user space pins it under the same name
- * (user/limiter.c) and takes the skeleton's map by it (user/skel.c), and
+ * (user/limiter.c) and takes the skeleton's map by it (user/lib/skel.c), and
  * `load --force` decides by kind which maps a replacement keeps. BPF object
  * names are cut at 15 characters: keep names shorter.
  */
@@ -339,7 +339,7 @@ struct xdp_rl_lru_key6 {
 /*
  * An LRU table's value, one element per key, whose size depends on the
  * layers it has room for (L, --max-layers), so it is a layout more than a
- * struct (xdp-rl describes it to the kernel in BTF at load, user/skel.c, so
+ * struct (xdp-rl describes it to the kernel in BTF at load, user/lib/skel.c, so
  * that `bpftool map dump` names every field):
  *
  *   key        the key this element holds (struct xdp_rl_lru_key4 or 6),

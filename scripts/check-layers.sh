@@ -1,45 +1,61 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# The layers of user/ run one way (make lint runs this; see HACKING.md):
-#   commands  cmd_*.c, cmd_*.h, cli.c, cli.h, commands.h, main.c
-#   models    every other file but the bottom layer's (limiter, rules, ...)
-#   bottom    log, options, json, caps, mtable, skel, fault, audit, resp, redis (.c and .h)
-# Fails when a file that is not a command includes a command header, or a
-# bottom-layer file includes a header of user/ from outside its layer. Only
-# "..." includes of user/'s own headers count: include/xdp_rl.h and the
-# generated skeleton are free to all.
-#   scripts/check-layers.sh [DIR]     DIR: user/ unless given
+# The layers of user/ are its folders, and includes run one way, down
+# (make lint runs this; see HACKING.md):
+#   user/cmd/   the commands, one file each, and what they share (cli, output)
+#   user/       the models: a limiter, its rules, settings, config, apply...
+#   user/lib/   the bottom: logging, option parsers, JSON, caps, Redis...
+# A file may include a header of its own folder or of one below; a header's
+# name is unique across the three (so an include means one file). include/
+# and the generated skeleton are free to all.
+#   scripts/check-layers.sh [USER_DIR]     USER_DIR: user/ unless given
 set -euo pipefail
 
 dir=${1:-$(dirname "$0")/../user}
-bottom=" log options json caps mtable skel fault audit resp redis "
+dir=${dir%/}
+# The layers, lowest first; a folder's rank is its place here.
+folders=("$dir/lib" "$dir" "$dir/cmd")
+names=("user/lib/ (the bottom)" "user/ (the models)" "user/cmd/ (the commands)")
 
-is_command() {
-	case $1 in
-	cmd_*.c | cmd_*.h | cli.c | cli.h | commands.h | main.c) return 0 ;;
-	*) return 1 ;;
-	esac
+rank_of() { # the rank of the folder holding header $1, or nothing
+	local i
+	for i in "${!folders[@]}"; do
+		if [ -e "${folders[$i]}/$1" ]; then
+			echo "$i"
+			return
+		fi
+	done
 }
 
 bad=0
-for f in "$dir"/*.c "$dir"/*.h; do
-	[ -e "$f" ] || continue
-	name=$(basename "$f")
-	base=${name%.*}
-	while IFS=: read -r line inc; do
-		inc=$(basename "$inc")
-		[ -e "$dir/$inc" ] || continue # not a header of user/
-		if ! is_command "$name" && is_command "$inc"; then
-			echo "user/$name:$line: includes the command header $inc, and is no command" >&2
-			bad=1
-		elif [[ $bottom == *" $base "* && $bottom != *" ${inc%.h} "* ]]; then
-			echo "user/$name:$line: a bottom-layer file includes $inc, of a layer above" >&2
+declare -A seen=()
+for i in "${!folders[@]}"; do
+	for h in "${folders[$i]}"/*.h; do
+		[ -e "$h" ] || continue
+		name=$(basename "$h")
+		if [ -n "${seen[$name]:-}" ]; then
+			echo "$h: a header named $name is also in ${seen[$name]}: names are unique across user/'s layers" >&2
 			bad=1
 		fi
-	done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
-		sed -E 's/^([0-9]+):[^"]*"([^"]*)".*/\1:\2/')
+		seen[$name]=${folders[$i]}
+	done
+done
+
+for i in "${!folders[@]}"; do
+	for f in "${folders[$i]}"/*.c "${folders[$i]}"/*.h; do
+		[ -e "$f" ] || continue
+		while IFS=: read -r line inc; do
+			r=$(rank_of "$(basename "$inc")")
+			[ -n "$r" ] || continue # include/ or generated: free to all
+			if [ "$r" -gt "$i" ]; then
+				echo "$f:$line: includes $inc, of ${names[$r]}, a layer above ${names[$i]}" >&2
+				bad=1
+			fi
+		done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+			sed -E 's/^([0-9]+):[^"]*"([^"]*)".*/\1:\2/')
+	done
 done
 if [ "$bad" -ne 0 ]; then
-	echo "check-layers: user/ includes against its layers (see HACKING.md)" >&2
+	echo "check-layers: user/'s includes run against its layers, lib/ < user/ < cmd/ (see HACKING.md)" >&2
 	exit 1
 fi

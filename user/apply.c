@@ -33,12 +33,9 @@
  * so its sources keep their windows, as `set` keeps the global limits';
  * one whose shape changes is deleted and added: its sources start afresh.
  *
- * Recovery: apply_lock and apply_settle run limiter.c's recovery of the
- * pinned folders, then, if this namespace has a journal, apply it again. A
- * command that only reads does so if the lock is free at once, as for the
- * folders; but while this namespace has a journal it waits for the lock,
- * since what the datapath does may then be between the two states until
- * the apply (or the command finishing it) is done.
+ * Recovery: taking the state lock (lock.h) runs limiter.c's recovery of
+ * the pinned folders, then, if this namespace has a journal, applies it
+ * again (apply_recover).
  */
 #include <errno.h>
 #include <limits.h>
@@ -623,8 +620,7 @@ int apply_preview(struct config *c, FILE *out)
 	return r;
 }
 
-/* Apply this namespace's journal again, if it has one; the lock is held. */
-static void roll_forward(void)
+void apply_recover(void)
 {
 	char why[512], path[PATH_MAX], *text;
 	struct config c;
@@ -656,30 +652,4 @@ static void roll_forward(void)
 			 c.ifname, path);
 	}
 	config_free(&c);
-}
-
-int apply_lock(int gc)
-{
-	int fd = limiter_lock(gc);
-
-	if (fd >= 0)
-		roll_forward();
-	return fd;
-}
-
-void apply_settle(void)
-{
-	int fd = limiter_settle();
-
-	/*
-	 * A journal, and the lock busy (or nothing loaded yet): an apply is in
-	 * flight, or was killed and another command is about to finish it.
-	 * Wait for the lock rather than show a limiter between the two states.
-	 */
-	if (fd < 0 && journal_exists())
-		fd = limiter_lock(0);
-	if (fd < 0)
-		return;
-	roll_forward();
-	state_unlock(fd);
 }

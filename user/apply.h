@@ -23,7 +23,7 @@
  * window where the change allows; the source tables' settings (bytes,
  * prefixes, max-sources, max-layers) need a replacement, as load --force.
  * Prints what it changed to @out, a line each, or that there was nothing to
- * change. The caller holds the lock (apply_lock). EXIT_DONE; or EXIT_FAIL
+ * change. The caller holds the lock (lock.h). EXIT_DONE; or EXIT_FAIL
  * after saying why, and nothing changed (a change that fails half way is
  * undone the same way: the limiter as it was is applied again).
  */
@@ -41,12 +41,11 @@ int apply_preview(struct config *c, FILE *out);
 struct prefix_list;
 int apply_read_lists(const struct config *c, struct prefix_list *pl);
 
-/* limiter_lock(@gc), then finish an apply that was interrupted. The lock's fd, or -1. */
-int apply_lock(int gc);
 /*
- * limiter_settle, then the same, if no other command holds the lock; while
- * this namespace has a journal, it waits for the lock.
+ * Apply this namespace's journal again, if it has one (an apply was
+ * killed): the limiter is then as its file says, or the journal is removed
+ * with a warning saying why. The state lock is held (lock.h).
  */
-void apply_settle(void);
+void apply_recover(void);
 
 #endif

@@ -386,7 +386,7 @@ static void scan_table(struct scan *sc, __u32 t)
 		/*
 		 * Read through the kernel, in batches. A table that cannot be
 		 * read (the limiter replaced under the agent) is left out of
-		 * this round; the agent notices the replacement (cmd_fleet.c).
+		 * this round; the agent notices the replacement (cmd/fleet.c).
 		 */
 		sc->unordered = 1;
 		sc->t = t;

@@ -334,3 +334,63 @@ void fmt_bytes(__u64 bytes, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
 }
+
+static int keep_one(struct pinned *p, void *ctx)
+{
+	struct pinned_list *l = ctx;
+	struct pinned *v;
+
+	if (l->n == l->cap) {
+		v = realloc(l->v, (l->cap ? l->cap * 2 : 8) * sizeof(*v));
+		if (!v)
+			return 1;
+		l->v = v;
+		l->cap = l->cap ? l->cap * 2 : 8;
+	}
+	l->v[l->n++] = *p;
+	return 0;
+}
+
+int pinned_all(struct pinned_list *l)
+{
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	r = pinned_foreach(keep_one, l);
+	if (r > 0)
+		log_err("cannot list the limiters: out of memory");
+	if (r)
+		free(l->v);
+	return r ? -1 : 0;
+}
+
+void pinned_ifname(const struct pinned *p, char *buf, size_t len)
+{
+	char now[IF_NAMESIZE];
+
+	if (p->ns == NS_HERE && p->attached && if_indextoname(p->link_ifindex, now))
+		snprintf(buf, len, "%s", now);
+	else if (p->has_config)
+		snprintf(buf, len, "%.*s", (int)sizeof(p->cfg.fixed.ifname), p->cfg.fixed.ifname);
+	else
+		snprintf(buf, len, "if%u", p->ifindex);
+}
+
+void pinned_where(const struct pinned *p, char *buf, size_t len)
+{
+	if (p->ns == NS_HERE)
+		snprintf(buf, len, "this namespace");
+	else if (p->ns == NS_GONE)
+		snprintf(buf, len, "netns %lu, deleted", p->netns);
+	else if (p->ns_name[0])
+		snprintf(buf, len, "netns %lu (%s)", p->netns, p->ns_name);
+	else
+		snprintf(buf, len, "netns %lu", p->netns);
+}
+
+const char *pinned_gone(const struct pinned *p)
+{
+	if (p->attached)
+		return NULL;
+	return p->ns == NS_GONE ? "its namespace is gone" : "its interface is gone";
+}

@@ -59,6 +59,20 @@ int pinned_foreach(pinned_fn fn, void *ctx);
 /* Read again whether @p's link is attached (after its namespace went). */
 void pinned_link(struct pinned *p);
 
+/* Every limiter pinned on this host (pinned_foreach), in @l (free l->v): 0, or -1 after saying why. */
+struct pinned_list {
+	struct pinned *v;
+	size_t n, cap;
+};
+int pinned_all(struct pinned_list *l);
+
+/* @p's interface's name: its name now if it is in this namespace, else the one it was loaded on. */
+void pinned_ifname(const struct pinned *p, char *buf, size_t len);
+/* Where @p is: "this namespace", "netns 4026532281 (web)", "netns 4026532281, deleted". */
+void pinned_where(const struct pinned *p, char *buf, size_t len);
+/* Why gc removes @p ("its namespace is gone", ...), or NULL if it is live. */
+const char *pinned_gone(const struct pinned *p);
+
 /* "42.0 MB", "512 kB", "900 B": @bytes for people (powers of 1000). */
 void fmt_bytes(__u64 bytes, char *buf, size_t len);
 

@@ -45,9 +45,8 @@
  * never a mix, and says what it finished or undid.
  *
  * apply (apply.c) takes several of these steps; it journals its target
- * first (journal.h), and apply_lock, which commands call instead of
- * limiter_lock, runs this recovery and then applies a journal it finds
- * again.
+ * first (journal.h); the state lock (lock.h) runs this recovery and then
+ * applies a journal it finds again.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -538,7 +537,7 @@ static void sweep_ns(const char *ns, int recover, int gc)
  * leaves its limiters to whoever comes next). Nothing waits on another
  * namespace, and nothing of another namespace is finished or undone.
  */
-static void recover_all(int gc)
+void limiter_recover(int gc)
 {
 	char root[PATH_MAX], here[PATH_MAX], ns[PATH_MAX + 300];
 	struct dirent *a;
@@ -567,28 +566,6 @@ static void recover_all(int gc)
 		close(fd);
 	}
 	closedir(r);
-}
-
-int limiter_lock(int gc)
-{
-	int fd = state_lock(0);
-
-	if (fd >= 0)
-		recover_all(gc);
-	return fd;
-}
-
-int limiter_settle(void)
-{
-	char root[PATH_MAX];
-	int fd;
-
-	if (root_dir(root, sizeof(root), 0))
-		return -1; /* nothing was ever loaded */
-	fd = state_lock(1);
-	if (fd >= 0)
-		recover_all(0);
-	return fd;
 }
 
 int limiter_find_by_name(const char *ifname, char *dir, size_t len)

@@ -48,22 +48,14 @@ struct limiter {
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what);
 
 /*
- * Before a command changes anything: take this namespace's lock (bpffs.h),
- * finish or undo whatever a command that was killed left half done here,
- * and with @gc remove the limiters whose interface is gone (load and unload
- * do; status shows them DETACHED until then), here and in the folders of
- * other namespaces that no command holds at that moment. Nothing of another
- * namespace is waited on, finished or undone. Returns the lock's fd, or -1
- * after saying why.
+ * Finish or undo whatever a command that was killed left half done in this
+ * namespace's pinned folders, and with @gc remove the limiters whose
+ * interface is gone (load and unload do; status shows them DETACHED until
+ * then), here and in the folders of other namespaces that no command holds
+ * at that moment. Nothing of another namespace is waited on, finished or
+ * undone. This namespace's lock is held (lock.h: lock_take runs this).
  */
-int limiter_lock(int gc);
-/*
- * Before a command that only reads: the same recovery here, if the lock is
- * free at once (a command that holds it is alive and finishes its own
- * change). Returns the lock's fd, still held (state_unlock), or -1 if it
- * was not taken (nothing was ever loaded here, or another command holds it).
- */
-int limiter_settle(void);
+void limiter_recover(int gc);
 
 /*
  * Open the limiter on @ifname (attached to it now); prints an error naming

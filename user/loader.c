@@ -284,7 +284,7 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 			goto out;
 		rules_count(cur.fd, &s->live.nrules4, &s->live.nrules6);
 	}
-	/* A fleet agent syncing the old limiter goes on with this one (cmd_fleet.c). */
+	/* A fleet agent syncing the old limiter goes on with this one (cmd/fleet.c). */
 	if (replacing)
 		s->live.flags |= limiter_live(&old)->flags & XDP_RL_F_FLEET;
 	/* The lists a replacement keeps are looked up, as before. */

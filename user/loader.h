@@ -24,7 +24,7 @@ struct load_result {
  * settings_finish_load; s->rules go in when s->new_rules), or with
  * s->force replace the one there: without a gap, keeping its windows when
  * the tables stay the same and its rules unless s->new_rules. The caller
- * holds the state lock (apply_lock). EXIT_DONE, or EXIT_FAIL after saying
+ * holds the state lock (lock.h). EXIT_DONE, or EXIT_FAIL after saying
  * why (nothing changed).
  */
 int limiter_load(const char *ifname, struct settings *s, struct load_result *res);

@@ -10,7 +10,7 @@
  * the floor; every other figure is also given as its difference to it.
  *
  * Programs: bare XDP_DROP and XDP_PASS (bare.bpf.c), xdp-rl's program from
- * its skeleton, loaded as `xdp-rl load` loads it (user/skel.c; limit 1: the
+ * its skeleton, loaded as `xdp-rl load` loads it (user/lib/skel.c; limit 1: the
  * steady-state packet is dropped; limit max: it passes), the same with
  * `--table lru` (the kernel's LRU hash, one LRU list: what xdp-rl makes;
  * and, to compare, per-CPU lists, BPF_F_NO_COMMON_LRU), and the plain

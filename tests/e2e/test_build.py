@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""What the build checks of the BPF program before any kernel sees it:
-scripts/check-stack.py, the stack of every chain of calls as Linux 6.1's
-verifier counts it (frames rounded up to 32 bytes, 512 in all). Needs clang
-and llvm-objdump, not root."""
+"""What the build checks before any kernel sees it: scripts/check-stack.py,
+the stack of every chain of calls of the BPF program as Linux 6.1's verifier
+counts it (frames rounded up to 32 bytes, 512 in all; needs clang and
+llvm-objdump, not root); and scripts/check-layers.sh, that user/'s includes
+run down its folders (lib/ < user/ < cmd/)."""
 import os
 import shutil
 import subprocess
@@ -86,3 +87,39 @@ def test_the_program_fits_with_room_named(tmp_path):
     assert r.returncode == 0, r.stderr
     for prog in ("xdp_rl", "admin", "clock_sync"):
         assert f": {prog}: " in r.stdout, r.stdout
+
+
+LAYERS = os.path.join(rlbed.ROOT, "scripts", "check-layers.sh")
+
+
+def layers(tmp_path, edit=None):
+    """check-layers.sh on a copy of user/, after @edit(copy)."""
+    user = tmp_path / "user"
+    shutil.copytree(os.path.join(rlbed.ROOT, "user"), user)
+    if edit:
+        edit(user)
+    return subprocess.run(["bash", LAYERS, str(user)], capture_output=True, text=True)
+
+
+def test_user_runs_down_its_layers(tmp_path):
+    r = layers(tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("where, header, layer", [
+    ("lib/log.c", "limiter.h", "user/ (the models)"),
+    ("rules.c", "cli.h", "user/cmd/ (the commands)"),
+    ("lib/json.h", "output.h", "user/cmd/ (the commands)"),
+])
+def test_an_include_up_a_layer_fails(tmp_path, where, header, layer):
+    def edit(user):
+        with open(user / where, "a") as f:
+            f.write(f'#include "{header}"\n')
+    r = layers(tmp_path, edit)
+    assert r.returncode == 1, r.stderr
+    assert f"{where}:" in r.stderr and f"includes {header}, of {layer}" in r.stderr, r.stderr
+
+
+def test_a_header_name_in_two_layers_fails(tmp_path):
+    r = layers(tmp_path, lambda user: shutil.copy(user / "lib" / "log.h", user / "cmd" / "log.h"))
+    assert r.returncode == 1 and "log.h is also in" in r.stderr, r.stderr

@@ -2,7 +2,7 @@
 """Every state change killed at every step: the limiter is left as it was or
 as asked, never half, and every later command works.
 
-build/xdp-rl-faults is xdp-rl with its kill points live (user/fault.h): with
+build/xdp-rl-faults is xdp-rl with its kill points live (user/lib/fault.h): with
 XDP_RL_FAULT_AT=N it kills itself with SIGKILL at the Nth step of a change
 it reaches. For each change below the test counts its steps, then for each
 step: puts the limiter back in its "before" state with the real binary, runs

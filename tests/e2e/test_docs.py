@@ -101,7 +101,7 @@ def check_command_list(where, block, spec, problems):
         for opt in spec.options[cmd]:
             if not re.search(rf"{re.escape(opt)}\b(?!-)", listed[cmd]):
                 problems.append(f"{where}: '{cmd}' does not show {opt} (its forms in "
-                                f"user/cmd_{cmd}.c, or the settings' in user/settings.c)")
+                                f"user/cmd/{cmd}.c, or the settings' in user/settings.c)")
         for sub in spec.subcommands[cmd]:
             if not re.search(rf"^  {cmd}\s+{sub}\b", listed[cmd], re.M):
                 problems.append(f"{where}: no line for '{cmd} {sub}'")
@@ -473,9 +473,9 @@ def test_completion_interfaces_of_the_namespace(privileged):
 
 def test_the_kernel_floor_and_the_tested_kernels_are_stated_as_built():
     """README and the man page give the kernel floor the CLI checks
-    (SKEL_KERNEL_MIN, user/skel.h), and README's table names every kernel
+    (SKEL_KERNEL_MIN, user/lib/skel.h), and README's table names every kernel
     of the matrix make test runs (the Makefile's KERNELS)."""
-    with open(os.path.join(ROOT, "user", "skel.h")) as f:
+    with open(os.path.join(ROOT, "user", "lib", "skel.h")) as f:
         floor = re.search(r'#define SKEL_KERNEL_MIN "([0-9.]+)"', f.read()).group(1)
     with open(os.path.join(ROOT, "Makefile")) as f:
         kernels = re.search(r"^KERNELS \?= (.*)$", f.read(), re.M).group(1).split()
@@ -484,7 +484,7 @@ def test_the_kernel_floor_and_the_tested_kernels_are_stated_as_built():
     with open(MAN_SRC) as f:
         man = f.read()
     assert f"xdp-rl needs Linux {floor} or later" in readme, \
-        f"README.md: say 'xdp-rl needs Linux {floor} or later' (user/skel.h)"
+        f"README.md: say 'xdp-rl needs Linux {floor} or later' (user/lib/skel.h)"
     assert f"Linux {floor} or later" in man, \
         f"doc/xdp-rl.8.scd: REQUIREMENTS must say 'Linux {floor} or later'"
     assert floor in kernels, f"Makefile: KERNELS must test the floor, {floor}"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * fuzz_options.c - the option parsers (user/options.h): parse_u64,
+ * fuzz_options.c - the option parsers (user/lib/options.h): parse_u64,
  * parse_duration, parse_addr, parse_layer, parse_cidr, parse_ports,
  * word_parse, and lines_next. The first byte picks the parser (and the
  * bounds of parse_u64), the rest is the text. Any text is taken or refused

@@ -196,7 +196,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 
 /*
  * `reset ADDRESS` (@count 0) and `reset ADDRESS --count N`, as
- * user/cmd_reset.c does them: what limits the address starts afresh.
+ * user/cmd/reset.c does them: what limits the address starts afresh.
  * Returns what was reset: 0 nothing (a rule allows or denies it, or it has
  * no window), 1 its own key, 2 its aggregate, 3 its rule's shared budget.
  * o->at says which, o->ins a key given a slot.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The kernel floor's probe (user/skel.c) on the running kernel: every
+ * The kernel floor's probe (user/lib/skel.c) on the running kernel: every
  * kernel of the matrix (make test-kernels) is one xdp-rl supports, so the
  * probe finds the helper there and `load` adds nothing to its error.
  */

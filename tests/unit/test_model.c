@@ -22,7 +22,7 @@
  * operations go through the code xdp-rl runs for them: settings through
  * limiter_publish (env_live), a rule's budget closed by the program
  * (admin_reset_shared, as user/rules.c's zero_id), `reset` and `charge`
- * through target_of and user/admin.h as user/cmd_reset.c does, `reset
+ * through target_of and user/admin.h as user/cmd/reset.c does, `reset
  * --all` through forget_all.
  *
  * A mismatch prints the seed, the scenario, the step and the packet, both
@@ -1489,7 +1489,7 @@ static void ip_of(const struct step *st, struct ip_addr *a)
 	memcpy(a->bytes, st->a, st->v6 ? 16 : 4);
 }
 
-/* `reset ADDRESS [--count N]` as user/cmd_reset.c's reset_address does it. */
+/* `reset ADDRESS [--count N]` as user/cmd/reset.c's reset_address does it. */
 static int real_reset(struct run *r, const struct step *st)
 {
 	struct ip_addr a;
@@ -1512,7 +1512,7 @@ static int real_reset(struct run *r, const struct step *st)
 	return res < 0 ? -1 : res > 0 ? 2 : 0;
 }
 
-/* `charge ADDRESS N` as user/cmd_reset.c's cmd_charge does it. */
+/* `charge ADDRESS N` as user/cmd/reset.c's cmd_charge does it. */
 static int real_charge(struct run *r, const struct step *st)
 {
 	struct ip_addr a;
@@ -1714,7 +1714,7 @@ static int run_step(struct run *r, int i)
 	case ST_SET:
 		r->ops++;
 		/*
-		 * As user/cmd_set.c: another number of layers, or another
+		 * As user/cmd/set.c: another number of layers, or another
 		 * selector, is another limit set.
 		 */
 		if (st->set.nlayers != r->cur.nlayers ||

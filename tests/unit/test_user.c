@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * test_user.c - user-space code alone, no root and no kernel: the option
- * parsers (user/options.h), the rules parser (user/rules.h: rule_parse and
+ * parsers (user/lib/options.h), the rules parser (user/rules.h: rule_parse and
  * rules_file, on files in a folder of its own under $TMPDIR), the config
- * file (user/config.h: parsed and printed), and the JSON writer (user/json.h,
+ * file (user/config.h: parsed and printed), and the JSON writer (user/lib/json.h,
  * into memory). Built as build/test_user.
  */
 #include <errno.h>

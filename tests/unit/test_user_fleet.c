@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * test_user_fleet.c - the fleet agent's logic without Redis or a kernel
- * (built into build/test_user): Redis's protocol (user/resp.h), the
- * address and the back-off of user/redis.h, and user/fleet.h's keys,
+ * (built into build/test_user): Redis's protocol (user/lib/resp.h), the
+ * address and the back-off of user/lib/redis.h, and user/fleet.h's keys,
  * choice of windows and bookkeeping, run against source tables made in
  * memory and a Redis played by the test (INCRBY, GET, EXPIRE on a table of
  * keys), so that two agents sharing one "Redis" can be followed command

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The kernel floor's message (user/skel.c): what `load` says on a kernel
+ * The kernel floor's message (user/lib/skel.c): what `load` says on a kernel
  * older than Linux 6.1 instead of a bare errno. test_floor.c checks the
  * probe itself on the running kernel.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* cmd_output.h - how status, get and top show layers and times. */
+/* cmd/output.h - how status, get and top show layers and times. */
 #ifndef XDP_RL_CMD_OUTPUT_H
 #define XDP_RL_CMD_OUTPUT_H
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_output.c - how status, get and top show layers and times (see cmd_output.h). */
-#include "cmd_output.h"
+/* cmd/output.c - how status, get and top show layers and times (see cmd/output.h). */
+#include "output.h"
 #include <stdio.h>
 
 #include "options.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * cmd_gc.c - `xdp-rl gc`: remove the limiters whose interface or namespace
- * is gone, and `status --all`, which shows them.
+ * cmd/gc.c - `xdp-rl gc`: remove the limiters whose interface or namespace
+ * is gone (inventory.h; `status --all` shows them).
  */
 #include <errno.h>
 #include <net/if.h>
@@ -11,15 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
-#include "cmd_gc.h"
 #include "commands.h"
 #include "inventory.h"
 #include "json.h"
 #include "limiter.h"
+#include "lock.h"
 #include "log.h"
 
 /*
@@ -28,139 +27,6 @@
  * gone may keep its link attached for a moment. gc waits that long for it.
  */
 #define GONE_WAIT_MS 3000
-
-struct pinned_list {
-	struct pinned *v;
-	size_t n, cap;
-};
-
-static int keep_one(struct pinned *p, void *ctx)
-{
-	struct pinned_list *l = ctx;
-	struct pinned *v;
-
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap ? l->cap * 2 : 8) * sizeof(*v));
-		if (!v)
-			return 1;
-		l->v = v;
-		l->cap = l->cap ? l->cap * 2 : 8;
-	}
-	l->v[l->n++] = *p;
-	return 0;
-}
-
-static int pinned_list(struct pinned_list *l)
-{
-	int r;
-
-	memset(l, 0, sizeof(*l));
-	r = pinned_foreach(keep_one, l);
-	if (r > 0)
-		log_err("cannot list the limiters: out of memory");
-	if (r)
-		free(l->v);
-	return r ? -1 : 0;
-}
-
-/* The interface's name: its name now if it is in this namespace, else the one it was loaded on. */
-static void pinned_ifname(const struct pinned *p, char *buf, size_t len)
-{
-	char now[IF_NAMESIZE];
-
-	if (p->ns == NS_HERE && p->attached && if_indextoname(p->link_ifindex, now))
-		snprintf(buf, len, "%s", now);
-	else if (p->has_config)
-		snprintf(buf, len, "%.*s", (int)sizeof(p->cfg.fixed.ifname), p->cfg.fixed.ifname);
-	else
-		snprintf(buf, len, "if%u", p->ifindex);
-}
-
-/* "this namespace", "netns 4026532281 (web)", "netns 4026532281, deleted" */
-static void pinned_where(const struct pinned *p, char *buf, size_t len)
-{
-	if (p->ns == NS_HERE)
-		snprintf(buf, len, "this namespace");
-	else if (p->ns == NS_GONE)
-		snprintf(buf, len, "netns %lu, deleted", p->netns);
-	else if (p->ns_name[0])
-		snprintf(buf, len, "netns %lu (%s)", p->netns, p->ns_name);
-	else
-		snprintf(buf, len, "netns %lu", p->netns);
-}
-
-/* Why gc removes @p, or NULL if it is live. */
-static const char *gone_why(const struct pinned *p)
-{
-	if (p->attached)
-		return NULL;
-	return p->ns == NS_GONE ? "its namespace is gone" : "its interface is gone";
-}
-
-/* ---- status --all -------------------------------------------------------------- */
-
-int status_all(int as_json)
-{
-	char name[IF_NAMESIZE + 8], where[NAME_MAX + 64], mem[32];
-	struct pinned_list l;
-	int removable = 0;
-	struct json j;
-	size_t i;
-
-	if (pinned_list(&l))
-		return EXIT_FAIL;
-	if (as_json) {
-		json_begin(&j, stdout);
-		json_obj(&j, NULL);
-		json_arr(&j, "limiters");
-	}
-	for (i = 0; i < l.n; i++) {
-		const struct pinned *p = &l.v[i];
-
-		pinned_ifname(p, name, sizeof(name));
-		pinned_where(p, where, sizeof(where));
-		fmt_bytes(p->memory, mem, sizeof(mem));
-		removable += !!gone_why(p);
-		if (as_json) {
-			json_obj(&j, NULL);
-			json_str(&j, "interface", name);
-			json_u64(&j, "ifindex", p->ifindex);
-			json_u64(&j, "netns", p->netns);
-			if (p->ns_name[0])
-				json_str(&j, "netns_name", p->ns_name);
-			else
-				json_null(&j, "netns_name");
-			json_str(&j, "netns_state", ns_state_name(p->ns));
-			json_bool(&j, "attached", p->attached);
-			json_u64(&j, "link_id", p->link_id);
-			json_u64(&j, "prog_id", p->prog_id);
-			json_u64(&j, "memory_bytes", p->memory);
-			json_u64(&j, "maps", p->maps);
-			json_u64(&j, "loaded_at", p->has_config ? p->cfg.fixed.loaded_at_unix : 0);
-			json_str(&j, "folder", p->dir);
-			json_end(&j);
-			continue;
-		}
-		if (i)
-			putchar('\n');
-		printf("%s (ifindex %u), %s: ", name, p->ifindex, where);
-		if (p->attached)
-			printf("attached, link %u, prog %u\n", p->link_id, p->prog_id);
-		else
-			printf("DETACHED: %s (remove it with 'xdp-rl gc')\n", gone_why(p));
-		printf("  memory   %s in %d maps\n", mem, p->maps);
-		printf("  folder   %s\n", p->dir);
-	}
-	if (as_json) {
-		json_end(&j);
-		json_end(&j);
-		json_finish(&j);
-	} else if (!l.n) {
-		printf("no xdp-rl limiter on this host (see 'xdp-rl load --help')\n");
-	}
-	free(l.v);
-	return EXIT_DONE;
-}
 
 /* ---- gc ------------------------------------------------------------------------ */
 
@@ -232,11 +98,11 @@ static int cmd_gc(int argc, char **argv)
 	if (cmd_prepare(NEED_BPF | NEED_SYS_ADMIN, "cannot collect garbage"))
 		return EXIT_FAIL;
 	/* Under the lock, after what a killed command (an apply too) left half done is settled. */
-	lock = apply_lock(0);
+	lock = lock_take(0);
 	if (lock < 0)
 		return EXIT_FAIL;
-	if (pinned_list(&l)) {
-		state_unlock(lock);
+	if (pinned_all(&l)) {
+		lock_release(lock);
 		return EXIT_FAIL;
 	}
 	for (i = 0; i < l.n; i++) {
@@ -251,7 +117,7 @@ static int cmd_gc(int argc, char **argv)
 		pinned_ifname(p, name, sizeof(name));
 		pinned_where(p, where, sizeof(where));
 		fmt_bytes(p->memory, mem, sizeof(mem));
-		if (!gone_why(p)) {
+		if (!pinned_gone(p)) {
 			if (p->ns == NS_GONE) {
 				kept++;
 				log_warn(
@@ -275,7 +141,8 @@ static int cmd_gc(int argc, char **argv)
 		}
 		printf("xdp-rl: %s the limiter loaded on %s (ifindex %u), %s: %s; its maps "
 		       "hold %s\n",
-		       dry ? "would remove" : "removed", name, p->ifindex, where, gone_why(p), mem);
+		       dry ? "would remove" : "removed", name, p->ifindex, where, pinned_gone(p),
+		       mem);
 		removed++;
 		freed += p->memory;
 	}
@@ -287,6 +154,6 @@ static int cmd_gc(int argc, char **argv)
 		printf("xdp-rl: nothing to remove: %zu limiter%s, each attached%s\n", l.n,
 		       l.n == 1 ? "" : "s", kept ? " (see the warnings)" : "");
 	free(l.v);
-	state_unlock(lock);
+	lock_release(lock);
 	return failed ? EXIT_FAIL : EXIT_DONE;
 }

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
+#include "lock.h"
 #include "log.h"
 
 #define MAX_OPTS     32
@@ -108,7 +108,7 @@ int cmd_prepare_read(unsigned int caps, const char *what)
 {
 	if (cmd_prepare(caps, what))
 		return -1;
-	apply_settle();
+	lock_settle();
 	return 0;
 }
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_lists.c - `xdp-rl lists`: show or replace the allow and deny lists (lists.h). */
+/* cmd/lists.c - `xdp-rl lists`: show or replace the allow and deny lists (lists.h). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "apply.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
 #include "lists.h"
+#include "lock.h"
 #include "log.h"
 #include "stats.h"
 
@@ -176,7 +176,7 @@ static int cmd_lists(int argc, char **argv)
 		}
 	}
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change the lists") ||
-	    apply_lock(0) < 0 || limiter_open(ifname, &l, "cannot change the lists of"))
+	    lock_take(0) < 0 || limiter_open(ifname, &l, "cannot change the lists of"))
 		goto out;
 	/* A list not named is kept as it is. */
 	for (kind = 0; kind < LIST_KINDS; kind++) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * cmd_fleet.c - `xdp-rl fleet`: the agent that shares a limiter's windows
+ * cmd/fleet.c - `xdp-rl fleet`: the agent that shares a limiter's windows
  * with a fleet through Redis, in the foreground until SIGTERM or SIGINT.
  *
  * It sets XDP_RL_F_FLEET through the live settings' publication (under the
@@ -8,7 +8,7 @@
  * cleanly. In between, every --sync interval, a round (user/fleet.h): scan,
  * push, read the fleet's totals, write the others' part of each window
  * into `remote`. Redis is reached with deadlines on every wait
- * (user/redis.h), and again with back-off after a failure; the datapath
+ * (user/lib/redis.h), and again with back-off after a failure; the datapath
  * never waits for any of it. Killed with -9, the agent leaves the flag
  * set: the words it wrote name their windows' generations, so each counts
  * only until its window ends, and the limiter is back to its local limits
@@ -34,6 +34,7 @@
 #include "fleet.h"
 #include "limiter.h"
 #include "live.h"
+#include "lock.h"
 #include "log.h"
 #include "options.h"
 #include "redis.h"
@@ -207,14 +208,14 @@ static int attach(struct agent *a)
 static int publish_flag(struct agent *a, int on)
 {
 	struct xdp_rl_live next;
-	int lock = apply_lock(0), r = 0;
+	int lock = lock_take(0), r = 0;
 	__s64 tai;
 
 	if (lock < 0)
 		return -1;
 	if (limiter_read_config(&a->l)) {
 		log_err("cannot read the settings of '%s': %m", a->ifname);
-		state_unlock(lock);
+		lock_release(lock);
 		return -1;
 	}
 	next = *limiter_live(&a->l);
@@ -234,7 +235,7 @@ static int publish_flag(struct agent *a, int on)
 			log_err("cannot %s the fleet mode of '%s': %m", on ? "set" : "clear",
 				a->ifname);
 	}
-	state_unlock(lock);
+	lock_release(lock);
 	return r;
 }
 
@@ -567,41 +568,41 @@ static int cmd_fleet(int argc, char **argv)
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot run the fleet agent"))
 		goto out;
-	lock = apply_lock(0);
+	lock = lock_take(0);
 	if (lock < 0)
 		goto out;
 	if (limiter_open(ifname, &a.l, "cannot run the fleet agent on")) {
-		state_unlock(lock);
+		lock_release(lock);
 		goto out;
 	}
 	if (!(limiter_live(&a.l)->flags & XDP_RL_F_ALIGNED)) {
 		log_err("cannot run the fleet agent on '%s': its windows are per key, and servers "
 			"share only windows they agree on ('xdp-rl set %s --aligned')",
 			ifname, ifname);
-		state_unlock(lock);
+		lock_release(lock);
 		goto out;
 	}
 	a.st = fleet_status_map(&a.l);
 	if (!a.st) {
-		state_unlock(lock);
+		lock_release(lock);
 		goto out;
 	}
 	if (fleet_agent_alive(a.st) && a.st->pid != (__u64)getpid()) {
 		log_err("cannot run the fleet agent on '%s': another one (pid %llu) syncs it "
 			"already",
 			ifname, (unsigned long long)a.st->pid);
-		state_unlock(lock);
+		lock_release(lock);
 		goto out;
 	}
 	if (fleet_attach(&a.f, &a.l)) {
-		state_unlock(lock);
+		lock_release(lock);
 		goto out;
 	}
 	a.config_id = config_id(a.l.fd[PIN_CONFIG]);
 	a.sets_sig = sets_signature(&a.l);
 	/* This agent's, before the lock goes: a second one started now sees it. */
 	st_begin(&a, redis_addr, group);
-	state_unlock(lock);
+	lock_release(lock);
 	/* Signals cut waits short (no SA_RESTART): a stop is seen within a wait. */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);

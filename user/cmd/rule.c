@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_rule.c - `xdp-rl rule add|del|list`: per-prefix rules, changed live. */
+/* cmd/rule.c - `xdp-rl rule add|del|list`: per-prefix rules, changed live. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +8,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
-#include "cmd_output.h"
+#include "lock.h"
+#include "output.h"
 #include "commands.h"
 #include "json.h"
 #include "limiter.h"
@@ -34,7 +34,7 @@ static int rule_add(int argc, char **argv)
 	ifname = argv[1];
 	if (rule_parse(argc - 1, argv + 1, &r, why, sizeof(why)))
 		return usage_err("rule", "rule add: %s", why);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") || apply_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot add a rule") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot add a rule on"))
 		return EXIT_FAIL;
 	rule_describe(&r, desc, sizeof(desc));
@@ -97,7 +97,7 @@ static int rule_del(int argc, char **argv)
 	e = parse_cidr(argv[2], &r.addr, &r.prefix);
 	if (e)
 		return usage_err("rule", "rule del: invalid CIDR '%s': %s", argv[2], e);
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") || apply_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot delete a rule") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot delete a rule on"))
 		return EXIT_FAIL;
 	fmt_prefix(&r.addr, r.prefix, pfx, sizeof(pfx));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_stats.c - `xdp-rl stats`: a limiter's totals, once or every few seconds. */
+/* cmd/stats.c - `xdp-rl stats`: a limiter's totals, once or every few seconds. */
 #include <signal.h>
 #include <string.h>
 #include <time.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * cmd_exporter.c - `xdp-rl exporter`: /metrics over HTTP (libmicrohttpd) for
+ * cmd/exporter.c - `xdp-rl exporter`: /metrics over HTTP (libmicrohttpd) for
  * every limiter in this network namespace, read anew on each scrape.
  *
  * What it keeps of its privileges, and why. It binds first (a port below

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_metrics.c - `xdp-rl metrics`: every counter in Prometheus's text format, once. */
+/* cmd/metrics.c - `xdp-rl metrics`: every counter in Prometheus's text format, once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>

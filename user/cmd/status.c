@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_status.c - `xdp-rl status`: the limiters in this namespace and their settings. */
+/* cmd/status.c - `xdp-rl status`: the limiters in this namespace and their settings. */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,8 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
-#include "cmd_gc.h"
 #include "commands.h"
+#include "inventory.h"
 #include "json.h"
 #include "limiter.h"
 #include "lists.h"
@@ -20,7 +22,7 @@
 #include "log.h"
 #include "settings.h"
 #include "sources.h"
-#include "cmd_output.h"
+#include "output.h"
 
 enum { OPT_JSON = 256, OPT_ALL };
 
@@ -164,6 +166,75 @@ static void status_one(struct limiter *l, struct json *j)
 	if (live->flags & XDP_RL_F_FLEET)
 		printf("  fleet    windows shared through Redis (see 'xdp-rl stats %s')\n",
 		       l->ifname);
+}
+
+/* ---- status --all -------------------------------------------------------------- */
+
+/*
+ * `status --all`: every limiter in every namespace's folder, those whose
+ * namespace or interface is gone included, with the memory their maps hold.
+ */
+static int status_all(int as_json)
+{
+	char name[IF_NAMESIZE + 8], where[NAME_MAX + 64], mem[32];
+	struct pinned_list l;
+	int removable = 0;
+	struct json j;
+	size_t i;
+
+	if (pinned_all(&l))
+		return EXIT_FAIL;
+	if (as_json) {
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_arr(&j, "limiters");
+	}
+	for (i = 0; i < l.n; i++) {
+		const struct pinned *p = &l.v[i];
+
+		pinned_ifname(p, name, sizeof(name));
+		pinned_where(p, where, sizeof(where));
+		fmt_bytes(p->memory, mem, sizeof(mem));
+		removable += !!pinned_gone(p);
+		if (as_json) {
+			json_obj(&j, NULL);
+			json_str(&j, "interface", name);
+			json_u64(&j, "ifindex", p->ifindex);
+			json_u64(&j, "netns", p->netns);
+			if (p->ns_name[0])
+				json_str(&j, "netns_name", p->ns_name);
+			else
+				json_null(&j, "netns_name");
+			json_str(&j, "netns_state", ns_state_name(p->ns));
+			json_bool(&j, "attached", p->attached);
+			json_u64(&j, "link_id", p->link_id);
+			json_u64(&j, "prog_id", p->prog_id);
+			json_u64(&j, "memory_bytes", p->memory);
+			json_u64(&j, "maps", p->maps);
+			json_u64(&j, "loaded_at", p->has_config ? p->cfg.fixed.loaded_at_unix : 0);
+			json_str(&j, "folder", p->dir);
+			json_end(&j);
+			continue;
+		}
+		if (i)
+			putchar('\n');
+		printf("%s (ifindex %u), %s: ", name, p->ifindex, where);
+		if (p->attached)
+			printf("attached, link %u, prog %u\n", p->link_id, p->prog_id);
+		else
+			printf("DETACHED: %s (remove it with 'xdp-rl gc')\n", pinned_gone(p));
+		printf("  memory   %s in %d maps\n", mem, p->maps);
+		printf("  folder   %s\n", p->dir);
+	}
+	if (as_json) {
+		json_end(&j);
+		json_end(&j);
+		json_finish(&j);
+	} else if (!l.n) {
+		printf("no xdp-rl limiter on this host (see 'xdp-rl load --help')\n");
+	}
+	free(l.v);
+	return EXIT_DONE;
 }
 
 static const char *const status_forms[] = { "[IFACE] [--json]", "--all [--json]", NULL };

@@ -53,7 +53,7 @@ int cmd_prepare(unsigned int caps, const char *what);
 /*
  * cmd_prepare for a command that only reads: and then, if no other command
  * holds the state lock, finish or undo what a killed command left half done
- * (apply_settle), so that what it shows is what the datapath does.
+ * (lock.h: lock_settle), so that what it shows is what the datapath does.
  */
 int cmd_prepare_read(unsigned int caps, const char *what);
 

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_set.c - `xdp-rl set`: change a running limiter's settings live. */
+/* cmd/set.c - `xdp-rl set`: change a running limiter's settings live. */
 #include <stdio.h>
 #include <string.h>
 
-#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
 #include "limiter.h"
 #include "live.h"
+#include "lock.h"
 #include "log.h"
 #include "rules.h"
 #include "settings.h"
@@ -87,7 +87,7 @@ static int cmd_set(int argc, char **argv)
 	if (s.live.nlayers && (s.has_limit || s.has_window))
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") || apply_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot change settings on"))
 		return EXIT_FAIL;
 

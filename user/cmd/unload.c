@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_unload.c - `xdp-rl unload`: detach a limiter and remove its state. */
+/* cmd/unload.c - `xdp-rl unload`: detach a limiter and remove its state. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,12 +8,12 @@
 #include <net/if.h>
 #include <bpf/bpf.h>
 
-#include "apply.h"
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
 #include "limiter.h"
+#include "lock.h"
 #include "log.h"
 
 static const char *const unload_forms[] = { "IFACE", NULL };
@@ -50,7 +50,7 @@ static int cmd_unload(int argc, char **argv)
 	 */
 	was_gone = strlen(ifname) < IF_NAMESIZE && !if_nametoindex(ifname) &&
 		   !limiter_find_by_name(ifname, gone, sizeof(gone));
-	if (apply_lock(1) < 0)
+	if (lock_take(1) < 0)
 		return EXIT_FAIL;
 	if (was_gone && lstat(gone, &st)) {
 		printf("xdp-rl: %s is gone; removed the state of its limiter\n", ifname);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_config.c - `xdp-rl config`: a running limiter as its config file. */
+/* cmd/config.c - `xdp-rl config`: a running limiter as its config file. */
 #include <stdio.h>
 
 #include "caps.h"

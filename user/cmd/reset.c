@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * cmd_reset.c - `xdp-rl reset` and `xdp-rl charge`: change the window that
+ * cmd/reset.c - `xdp-rl reset` and `xdp-rl charge`: change the window that
  * limits a source (as Hammer's set and inc do an application's), or forget
  * every window. The program makes each change (admin.h).
  */
@@ -10,12 +10,12 @@
 #include <arpa/inet.h>
 
 #include "admin.h"
-#include "apply.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
 #include "fault.h"
 #include "limiter.h"
+#include "lock.h"
 #include "log.h"
 #include "options.h"
 #include "rules.h"
@@ -176,7 +176,7 @@ static int cmd_reset(int argc, char **argv)
 		return usage_err("reset", "reset: --count goes with an ADDRESS, not --all");
 	if (addr && (r = resolve("reset", addr, &a)))
 		return r;
-	if (cmd_prepare(NEED_BPF, "cannot reset") || apply_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF, "cannot reset") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot reset sources on"))
 		return EXIT_FAIL;
 	if (all) {
@@ -214,7 +214,7 @@ static int cmd_charge(int argc, char **argv)
 		return usage_err("charge", "charge: invalid N '%s': %s", argv[optind + 2], why);
 	if ((r = resolve("charge", addr, &a)))
 		return r;
-	if (cmd_prepare(NEED_BPF, "cannot charge") || apply_lock(0) < 0 ||
+	if (cmd_prepare(NEED_BPF, "cannot charge") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot charge a source on"))
 		return EXIT_FAIL;
 	target_of(&l, &a, &t);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_get.c - `xdp-rl get` and `xdp-rl top`: the windows of one source, or the busiest. */
+/* cmd/get.c - `xdp-rl get` and `xdp-rl top`: the windows of one source, or the busiest. */
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 #include "options.h"
 #include "rules.h"
 #include "sources.h"
-#include "cmd_output.h"
+#include "output.h"
 
 enum { OPT_JSON = 256, OPT_COUNT };
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_load.c - `xdp-rl load`: attach a limiter, or replace one (--force). */
+/* cmd/load.c - `xdp-rl load`: attach a limiter, or replace one (--force). */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "apply.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
 #include "loader.h"
+#include "lock.h"
 #include "log.h"
 #include "rules.h"
 #include "settings.h"
@@ -70,7 +70,7 @@ static int cmd_load(int argc, char **argv)
 		return r;
 	}
 	if (cmd_prepare(NEED_BPF | NEED_PERFMON | NEED_NET_ADMIN, "cannot load") ||
-	    apply_lock(1) < 0) {
+	    lock_take(1) < 0) {
 		free(s.rules);
 		return EXIT_FAIL;
 	}

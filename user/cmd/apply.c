@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* cmd_apply.c - `xdp-rl apply`: make a limiter match its config file, as `nft -f` does. */
+/* cmd/apply.c - `xdp-rl apply`: make a limiter match its config file, as `nft -f` does. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +10,7 @@
 #include "config.h"
 #include "lists.h"
 #include "live.h"
+#include "lock.h"
 #include "log.h"
 
 enum { OPT_CHECK = 256 };
@@ -96,7 +97,7 @@ static int cmd_apply(int argc, char **argv)
 		return r;
 	}
 	if (cmd_prepare(NEED_BPF | NEED_PERFMON | NEED_NET_ADMIN, "cannot apply") ||
-	    apply_lock(1) < 0) {
+	    lock_take(1) < 0) {
 		config_free(&c);
 		return EXIT_FAIL;
 	}
