@@ -57,6 +57,7 @@
 /* Included by table.h, after its struct table_key and struct table_pos. */
 #include "maps.h"
 #include "window.h"
+#include "pos.h"
 
 #define SEEN_FOUND 0xffffULL /* seen's low bits once a packet found the slot */
 

@@ -107,6 +107,7 @@
 /* Included by table.h, after its struct table_key and struct table_pos. */
 #include "maps.h"
 #include "window.h"
+#include "pos.h"
 
 #define LRU_EEXIST 17 /* bpf_map_update_elem's -EEXIST: the key has an element */
 

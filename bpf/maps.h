@@ -68,6 +68,12 @@ struct {
 	__type(value, struct xdp_rl_config);
 } config SEC(".maps");
 
+/* The live settings in force: the slot `active` names (include/xdp_rl.h). */
+static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_config *cfg)
+{
+	return &cfg->slot[cfg->active & 1];
+}
+
 /* The counters (enum xdp_rl_stat), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

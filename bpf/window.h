@@ -107,6 +107,17 @@ static __always_inline __u64 clock_read(__u64 jiffies, __u32 flags, __u32 tick_n
 	return bpf_ktime_get_ns();
 }
 
+/* How to read the clock under @live, and its reading now. */
+static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
+					const struct xdp_rl_live *live)
+{
+	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK | XDP_RL_F_FLEET);
+	clk->tick_ns = live->tick_ns;
+	clk->jiffies_base_ns = live->jiffies_base_ns;
+	clk->tai_to_unix_ns = live->tai_to_unix_ns;
+	clk->now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
+}
+
 /* The tick count (jiffies); the test clock stands for it too, as if HZ were 250. */
 static __always_inline __u64 clock_ticks(void)
 {

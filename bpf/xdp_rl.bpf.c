@@ -23,6 +23,7 @@
 #include "layers.h"
 #include "hot.h"
 #include "select.h"
+#include "admin.h"
 
 enum verdict {
 	V_PASS,
@@ -63,22 +64,6 @@ struct packet {
 #define LOST_DECIDED(r) ((int)(((r) >> 8) & 0xff))
 #define RULE_OF(r)	((__u32)((__u64)(r) >> 32))
 
-static __always_inline const struct xdp_rl_live *live_of(const struct xdp_rl_config *cfg)
-{
-	return &cfg->slot[cfg->active & 1];
-}
-
-/* How to read the clock under @live, and its reading now. */
-static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
-					const struct xdp_rl_live *live)
-{
-	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK | XDP_RL_F_FLEET);
-	clk->tick_ns = live->tick_ns;
-	clk->jiffies_base_ns = live->jiffies_base_ns;
-	clk->tai_to_unix_ns = live->tai_to_unix_ns;
-	clk->now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
-}
-
 static __always_inline void *table_map(const int t)
 {
 	return t == T_SRC4 ? (void *)&src4 :
@@ -87,11 +72,7 @@ static __always_inline void *table_map(const int t)
 			     (void *)&agg6;
 }
 
-/*
- * Give @key a slot in table @t (table.h), unless it has one. Returns where
- * (table.h's slot index with its insert flags), or -1. Global, so that the
- * verifier checks it once, not once for every path that reaches an insert.
- */
+/* table.h: table_insert. */
 __noinline long table_insert(__u32 t, const struct table_key *key, const struct table_pos *pos,
 			     const struct xdp_rl_stats *st)
 {
@@ -704,9 +685,6 @@ int clock_sync(struct xdp_md *ctx)
 	sync_coarse_ns = bpf_ktime_get_coarse_ns();
 	return XDP_PASS;
 }
-
-/* `reset`, `charge` and the like, asked by xdp-rl (BPF_PROG_TEST_RUN). */
-#include "admin.h"
 
 /* The general path, and once more if the source's slot passed to another under it. */
 /* The general path's look (limit) and its charge, for a key in a table of @v6's family. */
