@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Install every build, test, demo and lint dependency of xdp-rl from Debian
 # packages. Idempotent: packages already present are left alone.
 #   scripts/deps.sh                   install what is missing (needs root)

@@ -123,3 +123,32 @@ def test_an_include_up_a_layer_fails(tmp_path, where, header, layer):
 def test_a_header_name_in_two_layers_fails(tmp_path):
     r = layers(tmp_path, lambda user: shutil.copy(user / "lib" / "log.h", user / "cmd" / "log.h"))
     assert r.returncode == 1 and "log.h is also in" in r.stderr, r.stderr
+
+
+def test_one_license_everywhere():
+    """LICENSE, every source file's SPDX line, the BPF programs' license
+    string and debian/copyright state the same terms."""
+    root = rlbed.ROOT
+    with open(os.path.join(root, "LICENSE")) as f:
+        lic = f.read()
+    spdx = "GPL-2.0-only OR BSD-2-Clause"
+    assert f"SPDX-License-Identifier: {spdx}" in lic
+    for name in ("GPL-2.0-only", "BSD-2-Clause"):
+        path = os.path.join(root, "LICENSES", f"{name}.txt")
+        with open(path) as f:
+            text = f.read()
+        assert ("GNU GENERAL PUBLIC LICENSE" in text and "Version 2, June 1991" in text
+                if name.startswith("GPL") else "Redistribution and use" in text), path
+        assert f"LICENSES/{name}.txt" in lic
+    files = subprocess.run(["git", "-C", root, "ls-files", "*.c", "*.h", "*.py", "*.sh"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert len(files) > 50, files
+    for p in files:
+        with open(os.path.join(root, p)) as f:
+            head = f.read(400)
+        assert f"SPDX-License-Identifier: ({spdx})" in head, f"{p}: no SPDX line for {spdx}"
+        if p.endswith(".bpf.c"):
+            with open(os.path.join(root, p)) as f:
+                assert 'SEC("license") = "Dual BSD/GPL";' in f.read(), p
+    with open(os.path.join(root, "debian", "copyright")) as f:
+        assert "License: GPL-2 or BSD-2-clause" in f.read()
