@@ -8,7 +8,8 @@
 #   make test-kernels  unit, model and e2e tests in each kernel of KERNELS
 #                   (default "6.1 6.12 running": Debian's, under qemu, and this one)
 #   make lint       clang-format check, scan-build, cppcheck, shellcheck, layers
-#   make deps       install what is missing (scripts/deps.sh; test, demo, lint too)
+#   make deps       install what is missing from Debian (scripts/deps.sh; test and demo
+#                   run it first); every other goal probes (scripts/probe.sh)
 #   make demo       a flood against a well-behaved source, in namespaces
 #   make bench      per-packet cost and memory (see README)
 #   make install    the binary, man page, completion, units, examples under
@@ -96,21 +97,35 @@ UNIT_BIN   := $(BUILD)/test_prog
 
 all: $(BIN)
 
-# Dependencies are checked, not assumed. A build (make, make unit, ...)
-# checks what it needs and stops, naming what is missing; it never installs.
-# The goals below run scripts/deps.sh first, which installs what is missing
-# (every package: build, tests, lint), as root.
-INSTALL_GOALS := deps test e2e crash-test demo bench lint lint-% fuzz test-kernels
+# Dependencies are probed, not assumed: a build (make, make unit, ...)
+# looks for the tools and headers it needs, by themselves, whatever
+# installed them (scripts/probe.sh), and stops naming what is missing; make
+# lint does the same for its tools. Only the deps step installs, from
+# Debian's packages (scripts/deps.sh, as root): make deps, and the README's
+# two commands, make test and make demo, which run it first so that they
+# do all their set-up on a fresh Debian machine.
+INSTALL_GOALS := deps test demo
 ifneq ($(filter $(INSTALL_GOALS),$(MAKECMDGOALS)),)
 DEPS_OK := deps
 else
 DEPS_OK := $(BUILD)/.deps-ok
 endif
-$(BUILD)/.deps-ok: scripts/deps.sh
+$(BUILD)/.deps-ok: scripts/probe.sh
 	$(Q)mkdir -p $(BUILD)
-	$(Q)m=$$(scripts/deps.sh --check --build) || { \
-		echo "make: cannot build: Debian packages missing ($${m#missing: })." >&2; \
-		echo "make: install them with 'sudo make deps' (or 'sudo scripts/deps.sh')." >&2; \
+	$(Q)m=$$(CC="$(CC)" CLANG="$(CLANG)" BPFTOOL="$(BPFTOOL)" PYTHON="$(PYTHON)" \
+		scripts/probe.sh build) || { \
+		echo "make: cannot build: $${m}." >&2; \
+		echo "make: on Debian, 'sudo make deps' installs them (scripts/deps.sh)." >&2; \
+		exit 1; }
+	$(Q)touch $@
+
+LINT_OK := $(BUILD)/.lint-ok
+$(BUILD)/.lint-ok: scripts/probe.sh
+	$(Q)mkdir -p $(BUILD)
+	$(Q)m=$$(CLANG_FORMAT="$(CLANG_FORMAT)" SCAN_BUILD="$(SCAN_BUILD)" CPPCHECK="$(CPPCHECK)" \
+		SHELLCHECK="$(SHELLCHECK)" scripts/probe.sh lint) || { \
+		echo "make: cannot lint: $${m}." >&2; \
+		echo "make: on Debian, 'sudo make deps' installs them (scripts/deps.sh)." >&2; \
 		exit 1; }
 	$(Q)touch $@
 
@@ -413,7 +428,7 @@ SCAN_DIR     := build/scan
 lint: lint-format lint-scan lint-cppcheck lint-shell lint-layers
 
 # Every tracked *.c and *.h as .clang-format has it.
-lint-format: | $(DEPS_OK)
+lint-format: | $(LINT_OK)
 	$(call msg,FORMAT,*.c *.h)
 	$(Q)git ls-files -z '*.c' '*.h' | xargs -0 $(CLANG_FORMAT) --dry-run --Werror
 
@@ -424,7 +439,7 @@ lint-format: | $(DEPS_OK)
 # out: their error path frees through libbpf (bpf_object__destroy_skeleton),
 # which the analyzer does not see, and reports a leak (it still prints it as
 # it goes, but does not count it).
-lint-scan: | $(DEPS_OK)
+lint-scan: | $(LINT_OK)
 	$(call msg,SCAN,$(SCAN_DIR))
 	$(Q)rm -rf $(SCAN_DIR)/user $(SCAN_DIR)/tests $(SCAN_DIR)/report
 	$(Q)$(SCAN_BUILD) --status-bugs -o $(SCAN_DIR)/report --exclude $(CURDIR)/$(SCAN_DIR) \
@@ -435,13 +450,13 @@ lint-scan: | $(DEPS_OK)
 # programs, *.bpf.c: those are the verifier's). scripts/cppcheck-libbpf.cfg
 # gives it libbpf's macros; each false positive left is suppressed in the
 # code, beside a comment that says why.
-lint-cppcheck: | $(DEPS_OK)
+lint-cppcheck: | $(LINT_OK)
 	$(call msg,CPPCHECK,user tests include)
 	$(Q)$(CPPCHECK) --quiet --error-exitcode=1 --inline-suppr --std=c11 \
 		--enable=warning,portability,performance --library=scripts/cppcheck-libbpf.cfg \
 		-Iinclude -Iuser -Iuser/lib $$(git ls-files 'user/*.[ch]' 'tests/*.[ch]' 'include/*.h' ':!:*.bpf.c')
 
-lint-shell: | $(DEPS_OK)
+lint-shell: | $(LINT_OK)
 	$(call msg,SHCHECK,scripts/*.sh tests/kernels/*.sh .ci/run completion/xdp-rl)
 	$(Q)$(SHELLCHECK) scripts/*.sh tests/kernels/*.sh .ci/run completion/xdp-rl
 

@@ -152,3 +152,29 @@ def test_one_license_everywhere():
                 assert 'SEC("license") = "Dual BSD/GPL";' in f.read(), p
     with open(os.path.join(root, "debian", "copyright")) as f:
         assert "License: GPL-2 or BSD-2-clause" in f.read()
+
+
+PROBE = os.path.join(rlbed.ROOT, "scripts", "probe.sh")
+
+
+def test_the_build_probes_tools_and_headers_not_packages(tmp_path):
+    """make's check finds tools and headers by themselves (scripts/probe.sh),
+    so a machine with them installed any way builds; one without is told
+    what is missing, by the tool's or header's name."""
+    ok = subprocess.run(["bash", PROBE, "build"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout
+    # A compiler that refuses one header: that header is named, not a package.
+    cc = tmp_path / "cc"
+    cc.write_text(f'#!/bin/sh\ncat > {tmp_path}/in.c\ngrep -q microhttpd.h {tmp_path}/in.c && exit 1\n'
+                  f'exec cc "$@" < {tmp_path}/in.c\n')
+    cc.chmod(0o755)
+    r = subprocess.run(["bash", PROBE, "build"], capture_output=True, text=True,
+                       env={**os.environ, "CC": str(cc), "CLANG": "no-such-clang"})
+    assert r.returncode == 1, r.stdout
+    assert "no-such-clang (the BPF compiler)" in r.stdout, r.stdout
+    assert "<microhttpd.h> and -lmicrohttpd" in r.stdout, r.stdout
+    assert "libbpf" not in r.stdout and r.stdout.count("(") == 2, r.stdout
+    m = subprocess.run(["make", "-C", rlbed.ROOT, f"BUILD={tmp_path}/b", "CLANG=no-such-clang"],
+                       capture_output=True, text=True)
+    assert m.returncode != 0 and "make: cannot build: missing: no-such-clang" in m.stderr, m.stderr
+    assert not (tmp_path / "b" / "xdp_rl.bpf.o").exists()
