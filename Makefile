@@ -11,7 +11,7 @@
 #   make deps       install what is missing from Debian (scripts/deps.sh; test and demo
 #                   run it first); every other goal probes (scripts/probe.sh)
 #   make demo       a flood against a well-behaved source, in namespaces
-#   make bench      per-packet cost and memory (see README)
+#   make bench      per-packet cost and memory, tables into doc/costs.md
 #   make install    the binary, man page, completion, units, examples under
 #                   $(PREFIX) (/usr/local), in $(DESTDIR); make uninstall
 #   make deb        a Debian package, build/xdp-rl_$(VERSION)_ARCH.deb
@@ -357,7 +357,8 @@ bench: $(BIN) $(BENCH_BIN)
 # ---- make fuzz (tests/fuzz): libFuzzer, with ASan and UBSan ----
 # A target per parser of what users write: the config file (fuzz_config),
 # the rules file (fuzz_rules), the option parsers (fuzz_options) and the
-# list file (fuzz_lists). The
+# list file (fuzz_lists); and of what comes from the network: Redis's
+# replies to the fleet agent (fuzz_resp). The
 # CLI's models and bottom layer are built again with clang's coverage
 # instrumentation and the sanitizers into build/fuzz (every UBSan report
 # fatal), and each target runs FUZZ_SECONDS from the seeds committed in
@@ -483,6 +484,7 @@ EXAMPLES    := $(wildcard doc/examples/*)
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/xdp-rl
 	install -D -m 0644 doc/xdp-rl.8 $(DESTDIR)$(MANDIR)/man8/xdp-rl.8
+	install -D -m 0644 doc/xdp-rl.conf.5 $(DESTDIR)$(MANDIR)/man5/xdp-rl.conf.5
 	install -D -m 0644 completion/xdp-rl $(DESTDIR)$(BASHCOMPDIR)/xdp-rl
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR)/examples
 	$(foreach u,$(UNITS),sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/$(u).in \
@@ -491,30 +493,34 @@ install: $(BIN)
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdp-rl $(DESTDIR)$(MANDIR)/man8/xdp-rl.8 \
+		$(DESTDIR)$(MANDIR)/man5/xdp-rl.conf.5 \
 		$(DESTDIR)$(BASHCOMPDIR)/xdp-rl $(foreach u,$(UNITS),'$(DESTDIR)$(UNITDIR)/$(u)') \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES)))
 	rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
-# ---- the man page: doc/xdp-rl.8.scd, and the page made from it ----
-# The page is committed, so that a build needs no scdoc. Its date is the
-# latest release's, from debian/changelog, so that making it again gives
-# the same page. make check-man: is it what its source makes?
+# ---- the man pages: doc/xdp-rl.8.scd and doc/xdp-rl.conf.5.scd, and the
+# pages made from them ----
+# The pages are committed, so that a build needs no scdoc. Their date is the
+# latest release's, from debian/changelog, so that making them again gives
+# the same pages. make check-man: is each what its source makes?
 SCDOC    ?= scdoc
 MAN_DATE = $(shell date -d "$$(sed -n 's/^ -- .*>  //p' debian/changelog | head -1)" +%s 2>/dev/null)
 
-$(BUILD)/xdp-rl.8: doc/xdp-rl.8.scd debian/changelog
+MAN_PAGES := xdp-rl.8 xdp-rl.conf.5
+
+$(BUILD)/xdp-rl.8 $(BUILD)/xdp-rl.conf.5: $(BUILD)/%: doc/%.scd debian/changelog
 	$(call msg,SCDOC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)command -v $(SCDOC) >/dev/null || { \
 		echo "make: scdoc is not installed (sudo make deps, or apt-get install scdoc)" >&2; exit 1; }
 	$(Q)SOURCE_DATE_EPOCH=$(MAN_DATE) $(SCDOC) < $< > $@
 
-man: $(BUILD)/xdp-rl.8
-	$(Q)cp $< doc/xdp-rl.8
+man: $(addprefix $(BUILD)/,$(MAN_PAGES))
+	$(Q)$(foreach p,$(MAN_PAGES),cp $(BUILD)/$(p) doc/$(p) &&) true
 
-check-man: $(BUILD)/xdp-rl.8
-	$(Q)cmp -s $< doc/xdp-rl.8 || { \
-		echo "make: doc/xdp-rl.8 is not what doc/xdp-rl.8.scd makes: run 'make man'" >&2; exit 1; }
+check-man: $(addprefix $(BUILD)/,$(MAN_PAGES))
+	$(Q)$(foreach p,$(MAN_PAGES),cmp -s $(BUILD)/$(p) doc/$(p) || { \
+		echo "make: doc/$(p) is not what doc/$(p).scd makes: run 'make man'" >&2; exit 1; } &&) true
 
 # ---- make deb: a Debian package (debian/), built with debhelper ----
 # From a copy of the tree in build/deb (dpkg-buildpackage cleans the tree it

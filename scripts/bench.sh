@@ -6,10 +6,14 @@
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
-# beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl). Timings are only
-# measured, never asserted; make test does not run this.
+# beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl), then
+# puts each part's tables in doc/costs.md between its markers
+# (scripts/bench_doc.py), with the run's date, commit and machine. Timings
+# are only measured, never asserted; make test does not run this.
 #
-#   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds
+#   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds;
+#                           doc/costs.md is left alone
+#   BENCH_DOC=0|1           write doc/costs.md or not (default: 1, 0 with BENCH_QUICK=1)
 #   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
@@ -117,3 +121,6 @@ say ""
 say "make bench took $(( $(date +%s) - start )) s"
 mv "$tmp" "$results"
 echo "(written to $results)"
+if [ "${BENCH_DOC:-$([ "$quick" = 1 ] && echo 0 || echo 1)}" = 1 ]; then
+	"$py" "$here/bench_doc.py" "$results" "$here/../doc/costs.md"
+fi

@@ -21,7 +21,7 @@
  * in the same order), so the scan costs no lookup; an LRU table's elements
  * come in the kernel's order and are looked up in it.
  *
- * The keys (README, "Fleets"):
+ * The keys (doc/fleet.md, "Keys and values"):
  *   xdp-rl:GROUP:SCOPE:DUR:WHO:NUMBER
  * SCOPE: "all" (the global limits), "rule=PREFIX" (a per-source rule's
  * limits) or "shared" (a --shared rule's budget); DUR: the window's length

@@ -14,7 +14,7 @@
 #include "options.h"
 #include "rules.h"
 
-/* Load-time defaults (README: "The source table, and choosing its size"). */
+/* Load-time defaults (doc/tables.md: "The bucket table, and choosing its size"). */
 #define DEFAULT_LIMIT	    1000
 #define DEFAULT_WINDOW_NS   1000000000ULL
 #define DEFAULT_MAX_SOURCES 262144

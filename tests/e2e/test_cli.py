@@ -415,12 +415,12 @@ def test_global_help_and_version(xdp_rl):
     assert r.returncode == 2 and r.stdout == "" and "extra" in r.stderr, r
 
 
-def test_readme_command_block_is_xdp_rl_help(xdp_rl):
-    """README's command block and `xdp-rl help` list the same commands, forms
-    and options, line for line: both come from the commands' specs."""
-    with open(os.path.join(rlbed.ROOT, "README.md")) as f:
+def test_man_synopsis_block_is_xdp_rl_help(xdp_rl):
+    """The man page's synopsis block and `xdp-rl help` list the same commands,
+    forms and options, line for line: both come from the commands' specs."""
+    with open(os.path.join(rlbed.ROOT, "doc", "xdp-rl.8.scd")) as f:
         readme = f.read()
-    block = readme.split("## Commands\n\n```\n", 1)[1].split("```", 1)[0]
+    block = readme.split("\n# SYNOPSIS\n", 1)[1].split("```\n", 1)[1].split("```", 1)[0]
     readme_lines = [line for line in block.splitlines() if line.startswith("  ")]
     out = run([xdp_rl, "help"]).stdout
     help_lines = out.split("commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """What an operator reads and types agrees with the CLI: `xdp-rl help`,
-README's command block, the man page (doc/xdp-rl.8.scd) and the bash
-completion (completion/xdp-rl) name every command, subcommand, option and
-option word that `xdp-rl help --options` lists (the commands' own specs),
-and nothing it does not. Each disagreement is named with the file and what
-to change. Then the man page renders, and is what its source makes; the
-completion completes interfaces, namespaces and files; the versions agree.
-Only the namespace case needs root."""
+the man page (doc/xdp-rl.8.scd, whose synopsis is `xdp-rl help`'s command
+list) and the bash completion (completion/xdp-rl) name every command,
+subcommand, option and option word that `xdp-rl help --options` lists (the
+commands' own specs), and nothing it does not; xdp-rl.conf(5)
+(doc/xdp-rl.conf.5.scd) names every setting the config parser takes, and
+nothing it refuses, and its examples parse. Each disagreement is named with
+the file and what to change. Then the man pages render, and are what their
+sources make; the completion completes interfaces, namespaces and files;
+the versions agree. README's links resolve and its two commands are CI's;
+doc/costs.md's figures are between the markers that `make bench` writes,
+and the writer touches nothing else. Only the namespace and journal cases
+need root."""
 import os
 import re
 import shlex
@@ -22,6 +27,11 @@ from rlbed import run, run_ok
 ROOT = rlbed.ROOT
 MAN_SRC = os.path.join(ROOT, "doc", "xdp-rl.8.scd")
 MAN_PAGE = os.path.join(ROOT, "doc", "xdp-rl.8")
+CONF_SRC = os.path.join(ROOT, "doc", "xdp-rl.conf.5.scd")
+CONF_PAGE = os.path.join(ROOT, "doc", "xdp-rl.conf.5")
+README = os.path.join(ROOT, "README.md")
+HACKING = os.path.join(ROOT, "HACKING.md")
+COSTS = os.path.join(ROOT, "doc", "costs.md")
 COMPLETION = os.path.join(ROOT, "completion", "xdp-rl")
 BASH_COMPLETION = "/usr/share/bash-completion/bash_completion"
 UNITS = os.path.join(ROOT, "systemd")
@@ -76,7 +86,7 @@ def read(path):
         return f.read()
 
 
-# ---- the command list of `xdp-rl help`, and README's copy of it --------------
+# ---- the command list of `xdp-rl help`, and the man page's copy of it ---------
 
 def command_lines(block, commands):
     """{command: its lines' text} from a command list ("  load   IFACE ...",
@@ -134,13 +144,34 @@ def help_problems(xdp_rl, spec):
     return problems
 
 
-def readme_problems(spec):
+def help_command_list(xdp_rl):
+    out = run_ok([xdp_rl, "help"]).stdout
+    return out.split("commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+
+
+def man_synopsis_block(text):
+    """The lines of the preformatted block under the man page's '# SYNOPSIS'."""
+    synopsis = text.split("\n# SYNOPSIS\n", 1)[1].split("\n# ", 1)[0] \
+        if "\n# SYNOPSIS\n" in text else ""
+    m = re.search(r"^```\n(.*?)^```", synopsis, re.M | re.S)
+    return m.group(1).splitlines() if m else None
+
+
+def synopsis_problems(xdp_rl, source=MAN_SRC):
+    """The man page's synopsis is `xdp-rl help`'s command list, line for line
+    (both come from the commands' specs: paste it)."""
+    where = "doc/xdp-rl.8.scd"
+    got, want = man_synopsis_block(read(source)), help_command_list(xdp_rl)
+    if got is None:
+        return [f"{where}: '# SYNOPSIS' has no block (```) with 'xdp-rl help''s command list"]
     problems = []
-    readme = read(os.path.join(ROOT, "README.md"))
-    if "## Commands\n\n```\n" not in readme:
-        return ["README.md: no '## Commands' section with a command block"]
-    block = readme.split("## Commands\n\n```\n", 1)[1].split("```", 1)[0]
-    check_command_list("README.md's command block ('xdp-rl help' pasted)", block, spec, problems)
+    for i in range(max(len(got), len(want))):
+        g = got[i] if i < len(got) else None
+        w = want[i] if i < len(want) else None
+        if g != w:
+            problems.append(f"{where}: line {i + 1} of the synopsis block is {g!r}, "
+                            f"'xdp-rl help' says {w!r}: paste 'xdp-rl help''s command list")
+            break
     return problems
 
 
@@ -213,6 +244,146 @@ def man_problems(spec, source=MAN_SRC):
         if cmd not in spec.commands:
             problems.append(f"{where}: '## {cmd}' describes a command xdp-rl does not have")
     return problems
+
+
+
+# ---- xdp-rl.conf(5): the config file, against the config parser ----------------
+
+# The lines of a config file that are not settings (user/config.c).
+CONF_LINES = ("interface", "rule", "allow-list", "deny-list")
+# The options of load and set that a config file does not take (user/config.c
+# refuses them, saying why).
+NOT_SETTINGS = ("--force", "--rules")
+
+
+def strip_blocks(text):
+    """@text without its preformatted blocks (```), whose lines are examples."""
+    return re.sub(r"^```\n.*?^```\n?", "", text, flags=re.M | re.S)
+
+
+def conf_terms(body):
+    """{name: [its words]} of the terms of a definition list: each term line
+    ("*per-key*, *aligned*", "*table* *buckets*|*lru*") names one or more
+    keywords, each followed by the words it takes."""
+    terms = {}
+    for line in body.splitlines():
+        if not line.startswith("*"):
+            continue
+        for item in line.split(", "):
+            m = re.match(r"^\*([a-z0-9-]+)\*(.*)$", item)
+            if m:
+                terms[m.group(1)] = re.findall(r"\*([a-z0-9-]+)\*", m.group(2))
+    return terms
+
+
+def conf_blocks(text, section):
+    """The preformatted blocks of the '# @section' section of a man page's source."""
+    blocks, cur, block = [], None, None
+    for line in text.splitlines():
+        if line == "```":
+            if block is None:
+                block = []
+            else:
+                if cur == section:
+                    blocks.append("".join(x + "\n" for x in block))
+                block = None
+        elif block is not None:
+            block.append(line)
+        elif line.startswith("# "):
+            cur = line[2:]
+    return blocks
+
+
+def check_conf(xdp_rl, tmp_path, text):
+    f = tmp_path / "lo.conf"
+    f.write_text(text)
+    return run([xdp_rl, "apply", "--check", str(f)])
+
+
+def conf_problems(xdp_rl, spec, tmp_path, source=CONF_SRC):
+    where = "doc/xdp-rl.conf.5.scd"
+    text = read(source)
+    problems = []
+    sections = dict(re.findall(r"^# (.+)\n((?:(?!# ).*\n?)*)", strip_blocks(text), re.M))
+    for title in ("NAME", "SYNOPSIS", "DESCRIPTION", "SETTINGS", "APPLYING A FILE",
+                  "RULES FILE", "EXAMPLES", "SEE ALSO"):
+        if title not in sections:
+            problems.append(f"{where}: no '# {title}' section")
+    lines = conf_terms(sections.get("DESCRIPTION", ""))
+    for word in CONF_LINES:
+        if word not in lines:
+            problems.append(f"{where}: '# DESCRIPTION' does not describe the line '{word}' "
+                            f"(a term '*{word}* ...'), which the config parser takes")
+    settings = conf_terms(sections.get("SETTINGS", ""))
+    want = {}
+    for cmd in ("load", "set"):
+        for opt, o in spec.options[cmd].items():
+            if opt not in NOT_SETTINGS:
+                want.setdefault(opt[2:], set()).update(o.words)
+    for name in sorted(want):
+        if name not in settings:
+            problems.append(f"{where}: '# SETTINGS' does not describe '{name}' (a term "
+                            f"'*{name}* ...'): the config file takes every option of load "
+                            f"and set (user/settings.c)")
+    # Nothing the page documents is refused: each name it gives is a setting
+    # (or a line) the parser knows, and each word it names is a value the
+    # parser takes.
+    for name, words in sorted({**lines, **settings}.items()):
+        r = check_conf(xdp_rl, tmp_path, f"interface lo\n{name}\n")
+        if "unknown setting" in r.stderr or "is no setting" in r.stderr:
+            problems.append(f"{where}: documents '{name}', which the config parser refuses: "
+                            f"{r.stderr.strip()}")
+            continue
+        for w in words:
+            r = check_conf(xdp_rl, tmp_path, f"interface lo\n{name} {w}\n")
+            if f"'{w}'" in r.stderr:
+                problems.append(f"{where}: documents '{name} {w}', which the config parser "
+                                f"refuses: {r.stderr.strip()}")
+    examples = [b for b in conf_blocks(text, "EXAMPLES") if b.startswith("# /etc/xdp-rl/")]
+    if not examples:
+        problems.append(f"{where}: '# EXAMPLES' has no config file (a block beginning "
+                        f"'# /etc/xdp-rl/IFACE.conf')")
+    for b in examples:
+        r = check_conf(xdp_rl, tmp_path, b)
+        if r.returncode != 0 or ": good:" not in r.stdout:
+            problems.append(f"{where}: its example config is refused: {r.stderr.strip()}")
+    rules = conf_blocks(text, "RULES FILE")
+    if not rules:
+        problems.append(f"{where}: '# RULES FILE' has no example")
+    for b in rules:
+        body = "".join(f"rule {line}\n" for line in b.splitlines()
+                       if line.strip() and not line.startswith("#"))
+        r = check_conf(xdp_rl, tmp_path, "interface lo\n" + body)
+        if r.returncode != 0:
+            problems.append(f"{where}: its example rules file is refused: {r.stderr.strip()}")
+    return problems
+
+
+def config_word_problems(printed, source=CONF_SRC):
+    """Each keyword of what `xdp-rl config` printed is a term of xdp-rl.conf(5)."""
+    sections = dict(re.findall(r"^# (.+)\n((?:(?!# ).*\n?)*)", strip_blocks(read(source)), re.M))
+    terms = {**conf_terms(sections.get("DESCRIPTION", "")),
+             **conf_terms(sections.get("SETTINGS", ""))}
+    words = {line.split()[0] for line in printed.splitlines()
+             if line.strip() and not line.lstrip().startswith("#")}
+    return [f"doc/xdp-rl.conf.5.scd: 'xdp-rl config' prints '{w}', which the page does not "
+            f"describe (a term '*{w}* ...')" for w in sorted(words - set(terms))]
+
+
+def test_what_config_prints_is_documented(bed, tmp_path):
+    """Every line `xdp-rl config` prints is one xdp-rl.conf(5) describes."""
+    bed.load("--limit", 5, "--window", "1h", "--new-sources", "100/1s",
+             "--on-table-full", "aggregate")
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.19.70.0/24", "--deny")
+    printed = bed.xdp_ok("config", bed.rx_if)
+    assert "rule 198.19.70.0/24" in printed, printed
+    got = config_word_problems(printed)
+    assert not got, "\n".join(got)
+    page = tmp_path / "xdp-rl.conf.5.scd"
+    page.write_text(read(CONF_SRC).replace("*on-table-full* *pass*", "*on-table-fool* *pass*"))
+    assert config_word_problems(printed, str(page)) == [
+        "doc/xdp-rl.conf.5.scd: 'xdp-rl config' prints 'on-table-full', which the page does "
+        "not describe (a term '*on-table-full* ...')"]
 
 
 # ---- the completion ----------------------------------------------------------
@@ -334,8 +505,9 @@ def unit_problems(spec):
 def test_help_readme_man_completion_and_units_agree_with_the_cli(xdp_rl, spec, tmp_path):
     """The CLI's specs, through `xdp-rl help --options`, are the truth; every
     place that names commands and options is compared with them."""
-    problems = (help_problems(xdp_rl, spec) + readme_problems(spec) + man_problems(spec) +
-                completion_problems(spec, tmp_path) + unit_problems(spec))
+    problems = (help_problems(xdp_rl, spec) + synopsis_problems(xdp_rl) + man_problems(spec) +
+                conf_problems(xdp_rl, spec, tmp_path) + completion_problems(spec, tmp_path) +
+                unit_problems(spec))
     assert not problems, \
         "what xdp-rl's commands and options are, according to 'xdp-rl help --options', " \
         "is not what these say:\n  " + "\n  ".join(problems)
@@ -360,10 +532,35 @@ def test_the_checks_see_what_is_missing(spec, tmp_path):
     assert len(got_man) == 2 and len(got_comp) == 2, (got_man, got_comp)
 
 
+def test_the_man_page_checks_see_what_is_wrong(xdp_rl, spec, tmp_path):
+    """The synopsis block and xdp-rl.conf(5) checks fail when a page lacks
+    something or documents what the parser refuses."""
+    man = tmp_path / "xdp-rl.8.scd"
+    man.write_text(read(MAN_SRC).replace("  unload IFACE\n", "  unload IFACE [--all]\n"))
+    got = synopsis_problems(xdp_rl, str(man))
+    assert len(got) == 1 and "'  unload IFACE [--all]'" in got[0], got
+    conf = tmp_path / "xdp-rl.conf.5.scd"
+    text = read(CONF_SRC)
+    assert "*max-layers* _N_\n" in text and "*table* *buckets*|*lru*\n" in text
+    conf.write_text(text.replace("*max-layers* _N_\n", "*max-layerz* _N_\n")
+                    .replace("*table* *buckets*|*lru*\n", "*table* *buckets*|*lru*|*hash*\n"))
+    d = tmp_path / "check"
+    d.mkdir()
+    got = conf_problems(xdp_rl, spec, d, str(conf))
+    assert any("does not describe 'max-layers'" in p for p in got), got
+    assert any("documents 'max-layerz', which the config parser refuses" in p for p in got), got
+    assert any("documents 'table hash', which the config parser refuses" in p for p in got), got
+    assert len(got) == 3, got
+    conf.write_text(text.replace("dport 80,443\nv4-prefix", "dport 80,443,http\nv4-prefix"))
+    got = conf_problems(xdp_rl, spec, d, str(conf))
+    assert len(got) == 1 and "its example config is refused" in got[0], got
+
+
 # ---- the man page --------------------------------------------------------------
 
 def test_man_page_is_made_from_its_source():
-    """doc/xdp-rl.8 is committed; it must be what scdoc makes of its source."""
+    """doc/xdp-rl.8 and doc/xdp-rl.conf.5 are committed; each must be what
+    scdoc makes of its source (make check-man checks both)."""
     if not shutil.which("scdoc"):
         pytest.skip("scdoc is not installed (scripts/deps.sh installs it)")
     r = rlbed.make("check-man", timeout=60)
@@ -385,6 +582,16 @@ def test_man_page_renders(spec):
         assert re.search(rf"^{title}$", text, re.M), title
     for cmd in spec.commands:
         assert re.search(rf"^   {cmd}$", text, re.M), f"no '{cmd}' subsection in:\n{text}"
+    assert re.search(r"xdp-rl\.conf\(5\)", text.split("SEE ALSO", 1)[-1]), \
+        "doc/xdp-rl.8.scd: SEE ALSO must name xdp-rl.conf(5)"
+    r = run(["groff", "-man", "-Tutf8", "-ww", "-z", CONF_PAGE], env=env)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r
+    r = run(["man", "--warnings", "-l", CONF_PAGE], env=env)
+    assert r.returncode == 0 and r.stderr == "", r
+    text = re.sub(r".\x08", "", r.stdout)
+    assert text.startswith("xdp-rl.conf(5)"), text[:200]
+    for title in ("NAME", "DESCRIPTION", "SETTINGS", "RULES FILE", "EXAMPLES", "SEE ALSO"):
+        assert re.search(rf"^{title}$", text, re.M), title
 
 
 def makefile_version():
@@ -398,6 +605,9 @@ def test_versions_agree(xdp_rl):
     first = read(MAN_SRC).splitlines()[0]
     assert first == f'xdp-rl(8) "xdp-rl {v}"', \
         f"doc/xdp-rl.8.scd begins {first!r}: write 'xdp-rl {v}' there and run 'make man'"
+    first = read(CONF_SRC).splitlines()[0]
+    assert first == f'xdp-rl.conf(5) "xdp-rl {v}"', \
+        f"doc/xdp-rl.conf.5.scd begins {first!r}: write 'xdp-rl {v}' there and run 'make man'"
     changelog = read(os.path.join(ROOT, "debian", "changelog")).splitlines()[0]
     assert changelog.startswith(f"xdp-rl ({v}) "), \
         f"debian/changelog's latest entry is {changelog!r}, not version {v} (dch -v {v})"
@@ -494,12 +704,15 @@ def test_the_kernel_floor_and_the_tested_kernels_are_stated_as_built():
             f"README.md: the kernels table has no row for `{k}` (Makefile's KERNELS)"
 
 
-def test_the_journal_is_where_readme_says(bed, tmp_path):
-    """An apply killed after writing its journal leaves it at README's path,
+def test_the_journal_is_where_the_docs_say(bed, tmp_path):
+    """An apply killed after writing its journal leaves it at the path
+    doc/state.md and xdp-rl.conf(5) give,
     /run/xdp-rl/journal/apply-<netns cookie>.conf, holding the file's target."""
-    readme = " ".join(read(os.path.join(ROOT, "README.md")).split())
-    m = re.search(r"`(/run/xdp-rl/journal/apply-)<netns cookie>(\.conf)`", readme)
-    assert m, "README.md: the journal's path, `/run/xdp-rl/journal/apply-<netns cookie>.conf`"
+    state = " ".join(read(os.path.join(ROOT, "doc", "state.md")).split())
+    m = re.search(r"`(/run/xdp-rl/journal/apply-)<netns cookie>(\.conf)`", state)
+    assert m, "doc/state.md: the journal's path, `/run/xdp-rl/journal/apply-<netns cookie>.conf`"
+    assert "_/run/xdp-rl/journal/apply-<netns cookie>.conf_" in " ".join(read(CONF_SRC).split()), \
+        "doc/xdp-rl.conf.5.scd: the journal's path, _/run/xdp-rl/journal/apply-<netns cookie>.conf_"
     faults = os.path.join(rlbed.BUILD, "xdp-rl-faults")
     conf = tmp_path / "j.conf"
     conf.write_text(f"interface {bed.rx_if}\nlimit 7\nwindow 1h\n")
@@ -524,3 +737,196 @@ def test_the_journal_is_where_readme_says(bed, tmp_path):
     finally:
         bed.xdp("status")  # finishes the apply, and removes the journal
     assert not os.path.exists(path) and bed.status()["limit"] == 8
+
+
+# ---- README: the front page's links and its two commands --------------------------
+
+def md_links(path):
+    """(target, line) of the relative links of a Markdown file, outside code."""
+    text = strip_blocks(read(path))
+    for m in re.finditer(r"\]\(([^)\s]+)\)", text):
+        target = m.group(1)
+        if not re.match(r"^[a-z]+:", target) and not target.startswith("#"):
+            yield target.split("#", 1)[0], text.count("\n", 0, m.start()) + 1
+
+
+def link_problems(paths):
+    problems = []
+    for path in paths:
+        for target, line in md_links(path):
+            full = os.path.normpath(os.path.join(os.path.dirname(path), target))
+            if not os.path.exists(full):
+                problems.append(f"{os.path.relpath(path, ROOT)}:{line}: links to {target}, "
+                                f"which does not exist")
+    return problems
+
+
+def docs_md():
+    d = os.path.join(ROOT, "doc")
+    return [README, HACKING] + sorted(os.path.join(d, f) for f in os.listdir(d)
+                                      if f.endswith(".md"))
+
+
+def test_readme_and_the_docs_link_to_files_that_exist(tmp_path):
+    problems = link_problems(docs_md())
+    assert not problems, "\n".join(problems)
+    readme = read(README)
+    for f in ("doc/xdp-rl.8.scd", "doc/xdp-rl.conf.5.scd", "doc/design.md", "doc/tables.md",
+              "doc/costs.md", "doc/fleet.md", "doc/state.md", "HACKING.md"):
+        assert f"]({f})" in readme, f"README.md: no link to {f}"
+    # The check fails on a link to nothing.
+    bad = tmp_path / "x.md"
+    bad.write_text("see [here](doc/nothing.md) and [ok](https://example.org)\n")
+    assert link_problems([str(bad)]) == [f"{os.path.relpath(str(bad), ROOT)}:1: links to "
+                                         f"doc/nothing.md, which does not exist"]
+
+
+def readme_commands(text):
+    """The commands of README's first block ({"demo": "make demo", ...}): it is
+    the first thing README shows."""
+    m = re.match(r"^# xdp-rl\n\n```sh\n(.*?)^```", text, re.M | re.S)
+    if not m:
+        return None
+    return {line.split()[1]: " ".join(line.split("#", 1)[0].split())
+            for line in m.group(1).splitlines() if line.startswith("make ")}
+
+
+def ci_command(text):
+    """The last command of .ci/run: what CI runs."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    return lines[-1]
+
+
+def command_problems(readme, ci, hacking):
+    cmds = readme_commands(readme)
+    if cmds is None:
+        return ["README.md: does not begin with '# xdp-rl' and a block (```sh) of its "
+                "two commands"]
+    problems = []
+    if set(cmds) != {"demo", "test"}:
+        problems.append(f"README.md: its first block gives {sorted(cmds.values())}, not "
+                        f"'make demo' and 'make test' alone")
+    if cmds.get("test") != ci_command(ci):
+        problems.append(f".ci/run runs {ci_command(ci)!r}, README's test command is "
+                        f"{cmds.get('test')!r}: make them the same")
+    for name, cmd in cmds.items():
+        if not re.search(rf"^{re.escape(cmd)}(\s|$)", hacking, re.M):
+            problems.append(f"HACKING.md: 'Running things' has no line for README's {cmd!r}")
+    return problems
+
+
+def test_readmes_two_commands_are_cis_and_hackings():
+    """README begins with the two commands; CI runs the same test command,
+    and HACKING lists both."""
+    readme, ci, hacking = read(README), read(os.path.join(ROOT, ".ci", "run")), read(HACKING)
+    assert not command_problems(readme, ci, hacking), command_problems(readme, ci, hacking)
+    assert len(readme.splitlines()) <= 400, "README.md is a front page: a few hundred lines"
+    # The check fails when they part.
+    got = command_problems(readme, ci.replace("make test", "make e2e"), hacking)
+    assert got == [f".ci/run runs 'make e2e', README's test command is 'make test': make them "
+                   f"the same"], got
+    got = command_problems(readme.replace("make demo ", "make show "), ci, hacking)
+    assert any("not 'make demo' and 'make test' alone" in p for p in got), got
+
+
+# ---- doc/costs.md: the tables make bench writes ------------------------------------
+
+def bench_doc():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "bench_doc", os.path.join(ROOT, "scripts", "bench_doc.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SAMPLE_RESULTS = """xdp-rl bench, 2026-01-02 03:04 UTC, abc1234
+kernel 6.1.0-1-amd64, 2 CPUs (Some CPU), clocksource kvm-clock
+A shared VM: its speed drifts.
+
+== 1. In-kernel cost per packet: BPF_PROG_TEST_RUN with repeat
+bare XDP_DROP   12 ns
+xdp-rl          +20
+
+== 2. End to end: a flood through a veth pair
+xdp-rl  209 ns/frame
+
+== 3. Map memory per tracked source
+src4  64.0 B/source
+
+== 4. The fleet agent (xdp-rl fleet)
+  skipped: redis-server is not installed
+
+make bench took 600 s
+"""
+
+
+def outside_markers(text):
+    return re.sub(r"<!-- bench:(\w+) begin -->\n.*?\n<!-- bench:\1 end -->", "<markers>",
+                  text, flags=re.S)
+
+
+def test_bench_doc_replaces_only_between_markers():
+    """scripts/bench_doc.py puts a run's parts between their markers, and
+    leaves every byte outside them as it was."""
+    bd = bench_doc()
+    doc = read(COSTS)
+    parts = bd.split_results(SAMPLE_RESULTS)
+    assert set(parts) == {"run", "kern", "e2e", "mem", "fleet"}, parts
+    assert "abc1234" in parts["run"] and "kernel 6.1.0-1-amd64" in parts["run"]
+    assert "make bench took" not in parts["fleet"]
+    new = bd.replace_parts(doc, parts)
+    assert outside_markers(new) == outside_markers(doc)
+    for name in ("run", "kern", "e2e", "mem", "fleet"):
+        between = new.split(f"<!-- bench:{name} begin -->\n", 1)[1] \
+            .split(f"\n<!-- bench:{name} end -->", 1)[0]
+        assert between == "```\n" + parts[name] + "\n```", (name, between)
+    assert bd.replace_parts(new, parts) == new
+    # A part the run did not make keeps what was there.
+    partial = bd.replace_parts(doc, {"kern": "x 1"})
+    assert outside_markers(partial) == outside_markers(doc)
+    assert partial.split("<!-- bench:e2e begin -->", 1)[1] == \
+        doc.split("<!-- bench:e2e begin -->", 1)[1]
+    # A marker missing or twice: an error, nothing replaced.
+    for broken in (doc.replace("<!-- bench:mem end -->", ""),
+                   doc + "<!-- bench:kern begin -->\n"):
+        with pytest.raises(bd.DocError):
+            bd.replace_parts(broken, parts)
+
+
+def test_bench_doc_writes_the_file(tmp_path):
+    results, doc = tmp_path / "results.txt", tmp_path / "costs.md"
+    results.write_text(SAMPLE_RESULTS)
+    doc.write_text(read(COSTS))
+    r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_doc.py"), str(results), str(doc)])
+    assert r.returncode == 0, r
+    assert "2026-01-02 03:04 UTC, abc1234" in doc.read_text()
+    assert outside_markers(doc.read_text()) == outside_markers(read(COSTS))
+    doc.write_text("no markers\n")
+    r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_doc.py"), str(results), str(doc)])
+    assert r.returncode != 0 and "nothing was written" in r.stderr, r
+    assert doc.read_text() == "no markers\n"
+
+
+# A figure: a number with a unit of time, size or ratio, or a cost over bare XDP_DROP.
+FIGURE = re.compile(r"(?<![\w.])(?:\+\d[\d.]*|\d[\d .,]*\s?(?:ns|us|ms|s|MB|kB|B|x|%))(?![\w])")
+
+
+def figure_problems(text):
+    prose = outside_markers(text)
+    return [f"doc/costs.md: the text outside the bench markers quotes {m.group(0).strip()!r} "
+            f"(line {prose.count(chr(10), 0, m.start()) + 1} outside them): a figure belongs "
+            f"in the tables make bench writes" for m in FIGURE.finditer(prose)]
+
+
+def test_costs_prose_quotes_no_figure():
+    """doc/costs.md's figures are all between the markers make bench rewrites,
+    so the text never states a figure the last run did not."""
+    doc = read(COSTS)
+    for name in ("run", "kern", "e2e", "mem", "fleet"):
+        assert doc.count(f"<!-- bench:{name} begin -->") == 1, name
+    got = figure_problems(doc)
+    assert not got, "\n".join(got)
+    got = figure_problems(doc.replace("## 3. Memory\n", "## 3. Memory\n\nIt takes 64.0 B.\n"))
+    assert len(got) == 1 and "'64.0 B'" in got[0], got

@@ -7,7 +7,7 @@ to each receiver by a veth pair (198.18.21N.0/31). One source, 198.19.77.7,
 sends to both limiters at once; each receiver's nftables ingress counters
 (after XDP) are the ground truth, read before and after a burst that stays
 inside one aligned window. Without the agents the two pass twice the limit;
-with them, at most the bound README states ("Fleets"):
+with them, at most the bound doc/fleet.md states ("The bound"):
 
     L + (N - 1) * min(L, f*L + 2*r*(T + d))
 
@@ -44,7 +44,7 @@ AGENT_WAIT_S = 15    # for an agent to start syncing (back-off is capped at 5 s)
 
 
 def bound(limit, rates, above=ABOVE, sync=SYNC_S, d=ROUND_MAX_S):
-    """README's bound: the limit, and for each server but the last to pass a
+    """doc/fleet.md's bound: the limit, and for each server but the last to pass a
     packet what it may pass before the others learn of it."""
     terms = sorted(min(limit, above * limit + 2 * r * (sync + d)) for r in rates)
     return limit + sum(terms[1:])

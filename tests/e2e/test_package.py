@@ -23,6 +23,7 @@ ROOT = rlbed.ROOT
 FILES = {
     "sbin/xdp-rl",
     "share/man/man8/xdp-rl.8",
+    "share/man/man5/xdp-rl.conf.5",
     "share/bash-completion/completions/xdp-rl",
     "share/doc/xdp-rl/examples/eth0.conf",
     "share/doc/xdp-rl/examples/fleet-eth0.env",
@@ -136,7 +137,7 @@ def test_deb_contents(deb):
     out = run_ok(["dpkg-deb", "-c", deb[0]]).stdout
     files = {line.split()[-1][2:] for line in out.splitlines() if not line.startswith("d")}
     want = {f"usr/{f}" for f in FILES} | {f"lib/systemd/system/{u}" for u in UNIT_FILES}
-    want = {f + ".gz" if f.endswith(".8") else f for f in want}
+    want = {f + ".gz" if f.endswith((".8", ".5")) else f for f in want}
     want |= {"usr/share/doc/xdp-rl/copyright", "usr/share/doc/xdp-rl/changelog.gz",
              "usr/share/lintian/overrides/xdp-rl"}
     assert files == want, out
@@ -168,6 +169,7 @@ def test_deb_installs_and_purges(deb, tmp_path):
         assert r.returncode == 0, r.stdout + r.stderr
         installed = files_under(root)
         for f in ("usr/sbin/xdp-rl", "usr/share/man/man8/xdp-rl.8.gz",
+                  "usr/share/man/man5/xdp-rl.conf.5.gz",
                   "lib/systemd/system/xdp-rl@.service"):
             assert f in installed, sorted(installed)
         out = run_ok([root / "usr/sbin/xdp-rl", "--version"]).stdout

@@ -5,8 +5,8 @@
  * xdp-rl's own messages, and the checks before a command touches anything.
  *
  * Each command's spec is the one place its options are written: usage,
- * `--help`, `help --options` and README's command block come from it;
- * tests/e2e check that README, the man page (doc/xdp-rl.8.scd) and the
+ * `--help`, `help --options` and the man page's synopsis come from it;
+ * tests/e2e check that the man page (doc/xdp-rl.8.scd) and the
  * shell completion (completion/xdp-rl) agree with it.
  */
 #ifndef XDP_RL_CLI_H

@@ -91,7 +91,7 @@ const struct cmd_spec cmd_fleet_spec = {
 		 "the limiter counts the others' part against the limit. Runs in the\n"
 		 "foreground until SIGTERM or SIGINT. The windows must be --aligned.\n",
 	.opts = fleet_opts,
-	.notes = "Keys: xdp-rl:GROUP:SCOPE:DUR:WHO:NUMBER; README's \"Fleets\" says what each\n"
+	.notes = "Keys: xdp-rl:GROUP:SCOPE:DUR:WHO:NUMBER; doc/fleet.md says what each\n"
 		 "part is and how far over its limit a source may get.\n",
 };
 

@@ -91,7 +91,7 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 		if (src->has_rule)
 			json_str(j, "rule", rule);
 		json_u64(j, "count", src->count[0]);
-		/* Drops past the limit are counted per CPU: see README, "A flood from one source". */
+		/* Drops past the limit are counted per CPU: see doc/design.md, "A flood on many CPUs". */
 		json_u64(j, "count_error_max_packets", src->count_error_packets[0]);
 		json_u64(j, "limit", src->lay[0].limit);
 		/* What the other servers of a fleet counted in the window (xdp-rl fleet). */

@@ -44,7 +44,7 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f);
 
 /*
  * Flags of the LRU hashes skel_prepare makes: 0, the kernel's one LRU list
- * shared by every CPU (README says why); the bench sets
+ * shared by every CPU (doc/tables.md says why); the bench sets
  * BPF_F_NO_COMMON_LRU to compare.
  */
 extern __u32 skel_lru_flags;
