@@ -66,6 +66,18 @@ enum xdp_rl_map_id {
 	XDP_RL_NMAPS,
 };
 #undef XDP_RL_MAP_ENUM
+
+/*
+ * The source tables, in one list: X(ID, name, v6), in the order of enum
+ * xdp_rl_table (made from it). ID and name are the table's map in
+ * XDP_RL_MAPS: user space reaches table XDP_RL_T_ID as pin PIN_ID
+ * (user/limiter.h: pin_tables) and as the skeleton's map `name`.
+ */
+#define XDP_RL_TABLES(X)					\
+	X(SRC4, src4, 0)					\
+	X(SRC6, src6, 1)					\
+	X(AGG4, agg4, 0)					\
+	X(AGG6, agg6, 1)
 /* clang-format on */
 
 /* ---- Limits ------------------------------------------------------------ */
@@ -840,14 +852,18 @@ struct xdp_rl_layers {
 
 /* ---- What user space asks of the program (bpf/admin.h) ---------------------- */
 
-/* The tables a key can live in (the order of the datapath's cfg_buckets), and a --shared budget. */
+/*
+ * The tables a key can live in (XDP_RL_TABLES: the order of the datapath's
+ * cfg_buckets), and a --shared budget.
+ */
+/* clang-format off */
+#define XDP_RL_TABLE_ENUM(id, name, v6) XDP_RL_T_##id,
 enum xdp_rl_table {
-	XDP_RL_T_SRC4,
-	XDP_RL_T_SRC6,
-	XDP_RL_T_AGG4,
-	XDP_RL_T_AGG6,
-	XDP_RL_T_SHARED,
+	XDP_RL_TABLES(XDP_RL_TABLE_ENUM)
+	XDP_RL_T_SHARED, /* also the number of tables */
 };
+#undef XDP_RL_TABLE_ENUM
+/* clang-format on */
 
 enum xdp_rl_admin_op {
 	/*

@@ -13,9 +13,12 @@
 #include "admin.h"
 #include "fleet.h"
 #include "log.h"
+#include "mapmem.h"
 #include "options.h"
+#include "proc.h"
 #include "rules.h"
 #include "sources.h"
+#include "vec.h"
 
 /* clang-format off */
 #define FLEET_NAME(id, name, help, metric) [XDP_RL_FLEET_##id] = #name,
@@ -550,15 +553,8 @@ static int book_merge(struct fleet *f)
 
 static int add_job(struct fleet *f, size_t entry, enum fleet_op op, __u64 delta)
 {
-	struct fleet_job *j;
-
-	if (f->njobs == f->capjobs) {
-		f->capjobs = f->capjobs ? 2 * f->capjobs : 256;
-		j = realloc(f->jobs, f->capjobs * sizeof(*j));
-		if (!j)
-			return -1;
-		f->jobs = j;
-	}
+	if (vec_room(f->jobs, f->njobs, f->capjobs, 1, 256))
+		return -1;
 	f->jobs[f->njobs].entry = entry;
 	f->jobs[f->njobs].op = op;
 	f->jobs[f->njobs].delta = delta;
@@ -753,9 +749,9 @@ static int read_shared_map(void *ctx, __u32 rule_id, struct xdp_rl_layers *w)
 
 static int write_lru_word(void *ctx, __u32 t, const __u32 k[4], __u32 lsid, __u32 layer, __u64 word)
 {
-	static const int pins[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
-
-	return t < 4 && admin_remote(ctx, pins[t], k, lsid, layer, word) < 0 ? -1 : 0;
+	if (t >= XDP_RL_T_SHARED)
+		return 0;
+	return admin_remote(ctx, pin_tables[t], k, lsid, layer, word) < 0 ? -1 : 0;
 }
 
 struct sets_grow {
@@ -766,16 +762,9 @@ struct sets_grow {
 
 static struct fleet_set *set_add(struct sets_grow *g)
 {
-	struct fleet_set *v;
-
-	if (g->n == g->cap) {
-		g->cap = g->cap ? 2 * g->cap : 16;
-		v = realloc(g->v, g->cap * sizeof(*v));
-		if (!v) {
-			g->err = ENOMEM;
-			return NULL;
-		}
-		g->v = v;
+	if (vec_room(g->v, g->n, g->cap, 1, 16)) {
+		g->err = ENOMEM;
+		return NULL;
 	}
 	memset(&g->v[g->n], 0, sizeof(g->v[0]));
 	return &g->v[g->n++];
@@ -844,17 +833,15 @@ int fleet_load_sets(struct fleet *f, const struct limiter *l)
 
 int fleet_attach(struct fleet *f, const struct limiter *l)
 {
-	static const int pins[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
 	const struct xdp_rl_live *live = limiter_live(l);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	long page = sysconf(_SC_PAGESIZE);
 	__u64 need;
 	size_t i;
 
 	fleet_detach(f);
 	for (i = 0; i < 4; i++)
-		if (limiter_table(l, pins[i], &f->t[i], "cannot sync the windows of"))
+		if (limiter_table(l, pin_tables[i], &f->t[i], "cannot sync the windows of"))
 			goto fail;
 	if (window_words_base(l, f->base, &need) ||
 	    bpf_obj_get_info_by_fd(l->fd[PIN_REMOTE], &info, &len) || info.max_entries < need) {
@@ -865,11 +852,9 @@ int fleet_attach(struct fleet *f, const struct limiter *l)
 		goto fail;
 	}
 	f->nwords = info.max_entries;
-	f->remote_len = (f->nwords * sizeof(__u64) + page - 1) / page * page;
-	f->remote =
-		mmap(NULL, f->remote_len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[PIN_REMOTE], 0);
-	if (f->remote == MAP_FAILED) {
-		f->remote = NULL;
+	f->remote_len = mapmem_len(f->nwords * sizeof(__u64));
+	f->remote = mapmem_map(l->fd[PIN_REMOTE], f->remote_len, PROT_READ | PROT_WRITE);
+	if (!f->remote) {
 		f->remote_len = 0;
 		log_err("cannot sync the windows of '%s': cannot map its map remote: %m",
 			l->ifname);
@@ -898,8 +883,8 @@ void fleet_detach(struct fleet *f)
 
 	for (i = 0; i < 4; i++)
 		mt_unmap(&f->t[i]);
-	if (f->remote && f->remote_len)
-		munmap(f->remote, f->remote_len);
+	if (f->remote_len) /* else not mapped here (the unit tests' own memory) */
+		mapmem_unmap(f->remote, f->remote_len);
 	f->remote = NULL;
 	f->remote_len = 0;
 	f->nwords = 0;
@@ -909,12 +894,9 @@ void fleet_detach(struct fleet *f)
 
 struct xdp_rl_fleet *fleet_status_map(const struct limiter *l)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
+	void *p = mapmem_map(l->fd[PIN_FLEET], sizeof(struct xdp_rl_fleet), PROT_READ | PROT_WRITE);
 
-	p = mmap(NULL, (sizeof(struct xdp_rl_fleet) + page - 1) / page * page,
-		 PROT_READ | PROT_WRITE, MAP_SHARED, l->fd[PIN_FLEET], 0);
-	if (p == MAP_FAILED) {
+	if (!p) {
 		log_err("cannot run the fleet agent on '%s': cannot map its map fleet: %m",
 			l->ifname);
 		return NULL;
@@ -924,10 +906,7 @@ struct xdp_rl_fleet *fleet_status_map(const struct limiter *l)
 
 void fleet_status_unmap(struct xdp_rl_fleet *st)
 {
-	long page = sysconf(_SC_PAGESIZE);
-
-	if (st)
-		munmap(st, (sizeof(*st) + page - 1) / page * page);
+	mapmem_unmap(st, sizeof(*st));
 }
 
 int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st)
@@ -935,35 +914,6 @@ int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(l->fd[PIN_FLEET], &zero, st);
-}
-
-__u64 proc_start_ticks(__u64 pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* The name, in parentheses, may hold anything: fields count from its end. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* starttime is field 22; the state, right after the name, is field 3. */
-	for (field = 2; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	if (sscanf(p, "%llu", &v) != 1)
-		return 0;
-	return v;
 }
 
 int fleet_agent_alive(const struct xdp_rl_fleet *st)

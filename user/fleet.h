@@ -209,8 +209,6 @@ struct xdp_rl_fleet *fleet_status_map(const struct limiter *l);
 void fleet_status_unmap(struct xdp_rl_fleet *st);
 /* A copy of it, for `stats`: 0, or -1 with errno. */
 int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st);
-/* When process @pid started (ticks since boot, /proc/PID/stat), 0 if there is none. */
-__u64 proc_start_ticks(__u64 pid);
 /* Whether the agent @st names is still running. */
 int fleet_agent_alive(const struct xdp_rl_fleet *st);
 

@@ -15,6 +15,7 @@
 #include "bpffs.h"
 #include "inventory.h"
 #include "log.h"
+#include "vec.h"
 
 const char *ns_state_name(enum ns_state s)
 {
@@ -93,7 +94,6 @@ struct ns_list {
 static void ns_add(struct ns_list *l, const char *path, const char *name)
 {
 	struct stat st;
-	struct ns_ref *v;
 	size_t i;
 
 	if (stat(path, &st) || st.st_dev != l->nsfs)
@@ -105,13 +105,8 @@ static void ns_add(struct ns_list *l, const char *path, const char *name)
 			return;
 		}
 	}
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap ? l->cap * 2 : 64) * sizeof(*v));
-		if (!v)
-			return;
-		l->v = v;
-		l->cap = l->cap ? l->cap * 2 : 64;
-	}
+	if (vec_room(l->v, l->n, l->cap, 1, 64))
+		return;
 	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
 	l->v[l->n].ino = st.st_ino;
 	snprintf(l->v[l->n].path, sizeof(l->v[l->n].path), "%s", path);
@@ -338,15 +333,9 @@ void fmt_bytes(__u64 bytes, char *buf, size_t len)
 static int keep_one(struct pinned *p, void *ctx)
 {
 	struct pinned_list *l = ctx;
-	struct pinned *v;
 
-	if (l->n == l->cap) {
-		v = realloc(l->v, (l->cap ? l->cap * 2 : 8) * sizeof(*v));
-		if (!v)
-			return 1;
-		l->v = v;
-		l->cap = l->cap ? l->cap * 2 : 8;
-	}
+	if (vec_room(l->v, l->n, l->cap, 1, 8))
+		return 1;
 	l->v[l->n++] = *p;
 	return 0;
 }

@@ -82,6 +82,12 @@ const int pin_kinds[PIN_MAX] = {
 	XDP_RL_MAPS(PIN_MAP_KIND)
 };
 #undef PIN_MAP_KIND
+
+#define PIN_TABLE(id, name, v6) [XDP_RL_T_##id] = PIN_##id,
+const int pin_tables[XDP_RL_T_SHARED] = {
+	XDP_RL_TABLES(PIN_TABLE)
+};
+#undef PIN_TABLE
 /* clang-format on */
 
 int iface_resolve(const char *name, unsigned int *ifindex, const char *what)
@@ -367,17 +373,32 @@ int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter 
 	return 0;
 }
 
+/* clang-format off */
+#define TABLE_V6(id, name, v6) [XDP_RL_T_##id] = v6,
+static const int table_v6[XDP_RL_T_SHARED] = {
+	XDP_RL_TABLES(TABLE_V6)
+};
+#undef TABLE_V6
+/* clang-format on */
+
 int pin_is_v6(int id)
 {
-	return id == PIN_SRC6 || id == PIN_AGG6;
+	int t;
+
+	for (t = 0; t < XDP_RL_T_SHARED; t++)
+		if (pin_tables[t] == id)
+			return table_v6[t];
+	return 0;
 }
 
 int pin_table(int id)
 {
-	return id == PIN_SRC4 ? XDP_RL_T_SRC4 :
-	       id == PIN_SRC6 ? XDP_RL_T_SRC6 :
-	       id == PIN_AGG4 ? XDP_RL_T_AGG4 :
-				XDP_RL_T_AGG6;
+	int t;
+
+	for (t = 0; t < XDP_RL_T_SHARED; t++)
+		if (pin_tables[t] == id)
+			return t;
+	return XDP_RL_T_AGG6; /* as before for an @id that is not a table's */
 }
 
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what)

@@ -35,6 +35,8 @@ enum pin_id {
 extern const char *const pin_names[PIN_MAX];
 /* What a replacement does with each map (enum xdp_rl_map_kind). */
 extern const int pin_kinds[PIN_MAX];
+/* The pin of each source table, by enum xdp_rl_table (XDP_RL_TABLES). */
+extern const int pin_tables[XDP_RL_T_SHARED];
 
 struct limiter {
 	char dir[PATH_MAX];

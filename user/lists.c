@@ -15,6 +15,7 @@
 #include "fault.h"
 #include "lists.h"
 #include "log.h"
+#include "vec.h"
 
 const char *const list_names[LIST_KINDS] = { "allow", "deny" };
 
@@ -30,15 +31,8 @@ void list_free(struct prefix_list *pl)
 
 static int list_push(struct prefix_list *pl, const struct list_prefix *p)
 {
-	struct list_prefix *v;
-
-	if (pl->n == pl->cap) {
-		v = realloc(pl->v, (pl->cap ? pl->cap * 2 : 1024) * sizeof(*v));
-		if (!v)
-			return -1;
-		pl->v = v;
-		pl->cap = pl->cap ? pl->cap * 2 : 1024;
-	}
+	if (vec_room(pl->v, pl->n, pl->cap, 1, 1024))
+		return -1;
 	pl->v[pl->n++] = *p;
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include "settings.h"
 #include "sources.h"
 #include "stats.h"
+#include "vec.h"
 
 #define PREFIX "xdp_rl_"
 
@@ -86,13 +87,8 @@ static int collect_rule(const struct rule_spec *r, void *ctx)
 	const struct limiter *l = ((void **)ctx)[1];
 	struct mrule *v;
 
-	if (m->nrules == m->cap) {
-		v = realloc(m->rules, (m->cap ? m->cap * 2 : 16) * sizeof(*v));
-		if (!v)
-			return 1;
-		m->rules = v;
-		m->cap = m->cap ? m->cap * 2 : 16;
-	}
+	if (vec_room(m->rules, m->nrules, m->cap, 1, 16))
+		return 1;
 	v = &m->rules[m->nrules];
 	memset(v, 0, sizeof(*v));
 	fmt_prefix(&r->addr, r->prefix, v->prefix, sizeof(v->prefix));
@@ -124,13 +120,8 @@ static int collect(struct mset *s, const struct limiter *l)
 
 	if (!attached(l))
 		return 1;
-	if (s->n == s->cap) {
-		m = realloc(s->v, (s->cap ? s->cap * 2 : 4) * sizeof(*m));
-		if (!m)
-			return -1;
-		s->v = m;
-		s->cap = s->cap ? s->cap * 2 : 4;
-	}
+	if (vec_room(s->v, s->n, s->cap, 1, 4))
+		return -1;
 	m = &s->v[s->n];
 	memset(m, 0, sizeof(*m));
 	snprintf(m->ifname, sizeof(m->ifname), "%s", l->ifname);

@@ -17,6 +17,7 @@
 #include "live.h"
 #include "log.h"
 #include "rules.h"
+#include "vec.h"
 
 enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_PROTO, OPT_DPORT, OPT_SYN };
 
@@ -231,16 +232,7 @@ const struct rule_spec *rules_too_nested(struct rule_spec *v, size_t n, char *wh
 
 int rules_add(struct rule_spec **v, size_t *n, size_t *cap)
 {
-	struct rule_spec *nv;
-
-	if (*n < *cap)
-		return 0;
-	nv = realloc(*v, (*cap ? *cap * 2 : 64) * sizeof(**v));
-	if (!nv)
-		return -1;
-	*v = nv;
-	*cap = *cap ? *cap * 2 : 64;
-	return 0;
+	return vec_room(*v, *n, *cap, 1, 64);
 }
 
 int rules_parse_text(const char *text, size_t len, const char *name, struct rule_spec **out,
@@ -739,18 +731,17 @@ void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, 
 
 int rules_too_nested_with(const int *fd, const struct rule_spec *adding, char *why, size_t len)
 {
-	struct rule_spec *v = NULL, *nv;
-	size_t n = 0;
+	struct rule_spec *v = NULL;
+	size_t n = 0, cap;
 	int r;
 
 	if (rules_collect(fd, &v, &n))
 		return -1;
-	nv = realloc(v, (n + 1) * sizeof(*v));
-	if (!nv) {
+	cap = n; /* at least */
+	if (vec_room(v, n, cap, 1, 1)) {
 		free(v);
 		return -1;
 	}
-	v = nv;
 	v[n++] = *adding;
 	r = rules_too_nested(v, n, why, len) ? 1 : 0;
 	free(v);

@@ -14,8 +14,10 @@
 #include "lists.h"
 #include "live.h"
 #include "log.h"
+#include "mapmem.h"
 #include "skel.h"
 #include "sources.h"
+#include "vec.h"
 
 /* ---- limit sets --------------------------------------------------------------- */
 
@@ -28,18 +30,12 @@ struct rules_grow {
 static int keep_limit_rule(const struct rule_spec *r, void *ctx)
 {
 	struct rules_grow *g = ctx;
-	struct rule_spec *v;
 
 	if (r->rule.action != XDP_RL_RULE_LIMIT)
 		return 0;
-	if (g->n == g->cap) {
-		g->cap = g->cap ? 2 * g->cap : 64;
-		v = realloc(g->v, g->cap * sizeof(*v));
-		if (!v) {
-			g->err = ENOMEM;
-			return 1;
-		}
-		g->v = v;
+	if (vec_room(g->v, g->n, g->cap, 1, 64)) {
+		g->err = ENOMEM;
+		return 1;
 	}
 	g->v[g->n++] = *r;
 	return 0;
@@ -137,10 +133,8 @@ static struct drops_view dv;
 
 void drops_forget(void)
 {
-	if (dv.words)
-		munmap(dv.words, dv.len);
-	if (dv.remote)
-		munmap(dv.remote, dv.len);
+	mapmem_unmap(dv.words, dv.len);
+	mapmem_unmap(dv.remote, dv.len);
 	free(dv.pending);
 	memset(&dv, 0, sizeof(dv));
 }
@@ -148,15 +142,8 @@ void drops_forget(void)
 /* Keep @h in dv.pending; -1 if out of memory. */
 static int pending_add(const struct xdp_rl_hot *h, size_t *cap)
 {
-	struct xdp_rl_hot *p;
-
-	if (dv.npending == *cap) {
-		*cap = *cap ? 2 * *cap : 256;
-		p = reallocarray(dv.pending, *cap, sizeof(*p));
-		if (!p)
-			return -1;
-		dv.pending = p;
-	}
+	if (vec_room(dv.pending, dv.npending, *cap, 1, 256))
+		return -1;
 	dv.pending[dv.npending++] = *h;
 	return 0;
 }
@@ -212,14 +199,10 @@ static __u64 *map_words(int fd, size_t nwords)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries != nwords)
 		return NULL;
-	p = mmap(NULL, (nwords * sizeof(__u64) + page - 1) / page * page, PROT_READ, MAP_SHARED, fd,
-		 0);
-	return p == MAP_FAILED ? NULL : p;
+	return mapmem_map(fd, nwords * sizeof(__u64), PROT_READ);
 }
 
 /* The view of @l's drops, made on first use; NULL if they cannot be read. */
@@ -228,7 +211,6 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 	int ncpu = libbpf_num_possible_cpus();
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	long page = sysconf(_SC_PAGESIZE);
 	__u64 n = 0;
 	size_t i;
 
@@ -239,7 +221,7 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 	    bpf_obj_get_info_by_fd(l->fd[PIN_DROPS], &info, &len) || info.max_entries < n)
 		return NULL;
 	dv.nwords = info.max_entries;
-	dv.len = (dv.nwords * sizeof(__u64) + page - 1) / page * page;
+	dv.len = mapmem_len(dv.nwords * sizeof(__u64));
 	dv.words = map_words(l->fd[PIN_DROPS], dv.nwords);
 	if (!dv.words)
 		return NULL;
@@ -541,13 +523,12 @@ static int shared_one(const struct rule_spec *r, void *ctx)
 
 int foreach_window(const struct limiter *l, int all, source_fn fn, void *ctx)
 {
-	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
 	struct shared_walk w = { l, fn, ctx };
 	size_t i;
 	int r;
 
-	for (i = 0; i < (all ? 4 : 2); i++) {
-		r = foreach_source(l, tables[i], fn, ctx);
+	for (i = 0; i < (all ? XDP_RL_T_SHARED : XDP_RL_T_AGG4); i++) { /* sources: SRC4, SRC6 */
+		r = foreach_source(l, pin_tables[i], fn, ctx);
 		if (r)
 			return r;
 	}
@@ -752,7 +733,6 @@ static int shared_forget_one(const struct rule_spec *r, void *ctx)
 
 int forget_all(const struct limiter *l, __u64 *n)
 {
-	static const int tables[] = { PIN_SRC4, PIN_SRC6, PIN_AGG4, PIN_AGG6 };
 	struct forget_walk fw = { .l = l };
 	__u64 closed = 0;
 	size_t i;
@@ -760,8 +740,8 @@ int forget_all(const struct limiter *l, __u64 *n)
 	/* What was open, for the message; then everything, open or not. */
 	if (foreach_window(l, 1, count_open, &fw) < 0)
 		return -1;
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		if (admin_close_table(l, tables[i], 0, XDP_RL_MAX_LAYERS, &closed)) {
+	for (i = 0; i < XDP_RL_T_SHARED; i++) {
+		if (admin_close_table(l, pin_tables[i], 0, XDP_RL_MAX_LAYERS, &closed)) {
 			log_err("cannot reset the sources of '%s': %s", l->ifname,
 				admin_strerror(errno));
 			return -1;

@@ -55,6 +55,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
+#include "proc.h"
 
 enum { OPT_LISTEN = 256, OPT_RULE_SERIES };
 
@@ -174,23 +175,6 @@ static int listen_on(const char *spec, const struct sockaddr_storage *ss, sockle
 	return fd;
 }
 
-/* The parent of @pid, from /proc/PID/stat (whose comm may hold spaces and parentheses). */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid;
-}
-
 /*
  * Under `ip netns exec`, /sys/fs/bpf is hidden (a fresh /sys) and the
  * pinned state is reached through an ancestor's /proc/PID/root, which a
@@ -207,7 +191,7 @@ static int join_bpffs_mounts(void)
 
 	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC)
 		return 0;
-	while (pid > 1 && (pid = parent_of(pid)) > 0) {
+	while (pid > 1 && (pid = proc_parent(pid)) > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/root/sys/fs/bpf", pid);
 		if (statfs(path, &st) || st.f_type != BPF_FS_MAGIC)
 			continue;

@@ -37,6 +37,7 @@
 #include "lock.h"
 #include "log.h"
 #include "options.h"
+#include "proc.h"
 #include "redis.h"
 
 enum {

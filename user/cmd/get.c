@@ -19,6 +19,7 @@
 #include "rules.h"
 #include "sources.h"
 #include "output.h"
+#include "vec.h"
 
 enum { OPT_JSON = 256, OPT_COUNT };
 
@@ -268,15 +269,9 @@ struct collect {
 static int collect_one(const struct source *src, void *ctx)
 {
 	struct collect *c = ctx;
-	struct source *v;
 
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 1024;
-		v = realloc(c->v, c->cap * sizeof(*v));
-		if (!v)
-			return 1;
-		c->v = v;
-	}
+	if (vec_room(c->v, c->n, c->cap, 1, 1024))
+		return 1;
 	c->v[c->n] = *src;
 	c->n++;
 	return 0;

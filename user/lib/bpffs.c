@@ -18,6 +18,7 @@
 
 #include "log.h"
 #include "bpffs.h"
+#include "proc.h"
 #include "xdp_rl.h"
 
 /*
@@ -44,30 +45,13 @@ static ino_t ns_inode(const char *path)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	/* pid (comm) state ppid: comm may hold spaces and parentheses. */
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
-		sscanf(p + 1, " %*c %d", &ppid);
-	fclose(f);
-	return ppid;
-}
-
 /* Our ancestors, nearest first, ending with PID 1 if we can see it. */
 static int ancestors(pid_t *out, int max)
 {
 	pid_t pid = getpid();
 	int n = 0;
 
-	while (n < max && pid > 1 && (pid = parent_of(pid)) > 0)
+	while (n < max && pid > 1 && (pid = proc_parent(pid)) > 0)
 		out[n++] = pid;
 	return n;
 }

@@ -12,6 +12,7 @@
 
 #include "caps.h"
 #include "log.h"
+#include "vec.h"
 
 static const struct {
 	unsigned int need;
@@ -124,20 +125,16 @@ int open_as_caller(const char *path)
 int read_all(int fd, size_t max, char **text, size_t *len)
 {
 	size_t cap = 0, n = 0;
-	char *buf = NULL, *nb;
+	char *buf = NULL;
 	ssize_t r;
 	int e;
 
 	for (;;) {
-		if (cap - n < 2) { /* room for a byte more and the NUL */
-			cap = cap ? cap * 2 : 4096;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				errno = ENOMEM;
-				return -1;
-			}
-			buf = nb;
+		/* Room for a byte more and the NUL. */
+		if (vec_room(buf, n, cap, 2, 4096)) {
+			free(buf);
+			errno = ENOMEM;
+			return -1;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)

@@ -7,13 +7,13 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
+#include "mapmem.h"
 #include "mtable.h"
 
 int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	long page = sysconf(_SC_PAGESIZE);
 	int v6 = table == XDP_RL_T_SRC6 || table == XDP_RL_T_AGG6;
 
 	memset(t, 0, sizeof(*t));
@@ -42,19 +42,14 @@ int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed)
 		errno = EPROTO;
 		return -1;
 	}
-	t->len = ((size_t)t->bucket_size * t->nbuckets + page - 1) / page * page;
-	t->mem = mmap(NULL, t->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (t->mem == MAP_FAILED) {
-		t->mem = NULL;
-		return -1;
-	}
-	return 0;
+	t->len = mapmem_len((size_t)t->bucket_size * t->nbuckets);
+	t->mem = mapmem_map(fd, t->len, PROT_READ | PROT_WRITE);
+	return t->mem ? 0 : -1;
 }
 
 void mt_unmap(struct mtable *t)
 {
-	if (t->mem)
-		munmap(t->mem, t->len);
+	mapmem_unmap(t->mem, t->len);
 	t->mem = NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "resp.h"
+#include "vec.h"
 
 /* The longest bulk string taken: Redis's own proto-max-bulk-len. */
 #define RESP_BULK_MAX (512LL * 1024 * 1024)
@@ -18,25 +19,7 @@ void resp_buf_free(struct resp_buf *b)
 
 int resp_buf_room(struct resp_buf *b, size_t n)
 {
-	size_t cap;
-	char *p;
-
-	if (b->cap - b->len >= n)
-		return 0;
-	cap = b->cap ? b->cap : 4096;
-	while (cap - b->len < n) {
-		if (cap > ((size_t)-1) / 2) {
-			errno = ENOMEM;
-			return -1;
-		}
-		cap *= 2;
-	}
-	p = realloc(b->p, cap);
-	if (!p)
-		return -1;
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	return vec_room(b->p, b->len, b->cap, n, 4096);
 }
 
 void resp_buf_consume(struct resp_buf *b, size_t n)

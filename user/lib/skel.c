@@ -173,8 +173,9 @@ static int lru_table(struct bpf_map *m, int v6, __u32 layers, __u32 entries)
 
 int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 {
-	struct bpf_map *tables[] = { skel->maps.src4, skel->maps.src6, skel->maps.agg4,
-				     skel->maps.agg6 };
+#define SKEL_TABLE(id, name, v6) skel->maps.name,
+	struct bpf_map *tables[] = { XDP_RL_TABLES(SKEL_TABLE) };
+#undef SKEL_TABLE
 	__u32 *cfg_buckets = (__u32 *)skel->rodata->cfg_buckets;
 	__u64 *drops_base = (__u64 *)skel->rodata->cfg_drops_base;
 	int lru = f->table == XDP_RL_TABLE_LRU;
