@@ -19,26 +19,6 @@
 #define CONFIG_WORDS 16 /* words on a line at most, as on a rules file's */
 #define GROUP_TEXT   256
 
-/* The option called @name that is a setting of a config file, or NULL. */
-static const struct opt_spec *setting_named(const char *name)
-{
-	const struct opt_spec *o = opt_find(settings_load_opts, name);
-
-	if (!o)
-		o = opt_find(settings_set_opts, name);
-	return o && o->id != OPT_FORCE && o->id != OPT_RULES ? o : NULL;
-}
-
-/* The name of setting @id, as its option spells it. */
-static const char *name_of(int id)
-{
-	const struct opt_spec *o = opt_by_id(settings_load_opts, id);
-
-	if (!o)
-		o = opt_by_id(settings_set_opts, id);
-	return o ? o->name : "?";
-}
-
 /* "NAME:LINE: ..." (or "NAME: ..." for line 0) into @why; -1. */
 static int fail(char *why, size_t len, const char *name, unsigned int line, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -108,10 +88,10 @@ static void unknown_setting(const char *word, char *buf, size_t len)
 {
 	static const char *const others[] = { "interface", "rule", NULL };
 	const char *best = NULL;
-	const struct opt_spec *o;
+	const struct setting *t;
 	int i, d, bestd = 3;
 
-	if (word[0] == '-' && word[1] == '-' && setting_named(word + 2)) {
+	if (word[0] == '-' && word[1] == '-' && setting_named(word + 2, IN_CONFIG)) {
 		snprintf(buf, len, "unknown setting '%.40s': write it without its dashes, as '%s'",
 			 word, word + 2);
 		return;
@@ -128,13 +108,11 @@ static void unknown_setting(const char *word, char *buf, size_t len)
 			 "'rule CIDR ...'");
 		return;
 	}
-	for (i = 0; i < 2; i++) {
-		for (o = i ? settings_set_opts : settings_load_opts; o->name; o++) {
-			d = edits(word, o->name);
-			if (setting_named(o->name) && d < bestd) {
-				bestd = d;
-				best = o->name;
-			}
+	for (t = settings_table; t->name; t++) {
+		d = edits(word, t->name);
+		if ((t->scope & IN_CONFIG) && d < bestd) {
+			bestd = d;
+			best = t->name;
 		}
 	}
 	for (i = 0; others[i]; i++) {
@@ -192,7 +170,7 @@ static unsigned int line_of(const struct config *c, int opt)
 				line = c->line[together[i][k] - OPT_LIMIT];
 		return line;
 	}
-	return opt >= OPT_LIMIT && opt < OPT_END ? c->line[opt - OPT_LIMIT] : 0;
+	return opt >= OPT_LIMIT && opt < OPT_END + SETTINGS_MAX ? c->line[opt - OPT_LIMIT] : 0;
 }
 
 /* The interface a file called @name is for: "/etc/xdp-rl/eth0.conf" is eth0's. */
@@ -217,25 +195,27 @@ static int ifname_of_file(const char *name, char *out, size_t len)
 static int parse_setting(struct config *c, char **w, int n, unsigned int no, const char *name,
 			 char *why, size_t wlen)
 {
-	const struct opt_spec *o = setting_named(w[0]);
+	const struct setting *t = setting_named(w[0], IN_CONFIG);
+	const char *arg;
 	unsigned int *given;
 	struct why sw;
 	char text[256];
 
-	if (!o) {
+	if (!t) {
 		unknown_setting(w[0], text, sizeof(text));
 		return fail(why, wlen, name, no, "%s", text);
 	}
-	if (o->arg && n != 2)
-		return fail(why, wlen, name, no, "'%s' takes %s value: %s %s", o->name,
-			    n < 2 ? "a" : "one", o->name, o->arg);
-	if (!o->arg && n != 1)
-		return fail(why, wlen, name, no, "'%s' takes no value", o->name);
-	given = &c->line[o->id - OPT_LIMIT];
-	if (o->id != OPT_LAYER && *given)
-		return fail(why, wlen, name, no, "a second '%s' (line %u has one)", o->name,
+	arg = t->arg ? t->arg : t->set_arg;
+	if (arg && n != 2)
+		return fail(why, wlen, name, no, "'%s' takes %s value: %s %s", t->name,
+			    n < 2 ? "a" : "one", t->name, arg);
+	if (!arg && n != 1)
+		return fail(why, wlen, name, no, "'%s' takes no value", t->name);
+	given = &c->line[setting_id(t) - OPT_LIMIT];
+	if (t->kind != SK_LAYERS && *given)
+		return fail(why, wlen, name, no, "a second '%s' (line %u has one)", t->name,
 			    *given);
-	if (settings_option(o->id, o->arg ? w[1] : NULL, &c->s, &sw)) {
+	if (settings_option(setting_id(t), arg ? w[1] : NULL, &c->s, &sw)) {
 		undash(sw.text);
 		return fail(why, wlen, name, no, "%s", sw.text);
 	}
@@ -399,37 +379,29 @@ int config_of(const struct limiter *l, struct config *c)
 
 /* ---- printing -------------------------------------------------------------- */
 
-/* The settings in the order a file gives them; each its line(s), told apart by the diff. */
-enum group {
-	G_LIMIT,
-	G_WINDOW,
-	G_LAYERS,
-	G_ALIGN,
-	G_DRY,
-	G_NEW,
-	G_PROTO,
-	G_DPORT,
-	G_SYN,
-	G_LINK_LOCAL,
-	G_BYTES,
-	G_V4,
-	G_V6,
-	G_MAX_SOURCES,
-	G_MAX_LAYERS,
-	G_TABLE,
-	G_MODE,
-	G_N,
-};
+/*
+ * The settings in the order a file gives them: a group of lines each (a
+ * setting's conf_pos, from 1; a switch and its opposite share one), told
+ * apart by the diff.
+ */
+#define G_N SETTINGS_MAX
 
-/* Append a line "NAME VALUE" (or "NAME") of setting @id to @buf. */
-static void add(char *buf, int id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The group of setting @id. */
+static int group_of(int id)
+{
+	return setting_by_id(id)->conf_pos - 1;
+}
 
-static void add(char *buf, int id, const char *fmt, ...)
+/* Append a line "NAME VALUE" (or "NAME") to @buf. */
+static void add(char *buf, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void add(char *buf, const char *name, const char *fmt, ...)
 {
 	size_t off = strlen(buf);
 	va_list ap;
 
-	off += snprintf(buf + off, GROUP_TEXT - off, "%s%s", off ? "\n" : "", name_of(id));
+	off += snprintf(buf + off, GROUP_TEXT - off, "%s%s", off ? "\n" : "", name);
 	if (!fmt || off + 1 >= GROUP_TEXT)
 		return;
 	buf[off++] = ' ';
@@ -439,47 +411,78 @@ static void add(char *buf, int id, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Every setting of @c, in the file's words: one group of lines each. */
-static void settings_text(const struct config *c, char t[G_N][GROUP_TEXT])
+/* Whether a file shows setting @t of @s. */
+static int shown(const struct setting *t, const struct settings *s)
 {
-	const struct xdp_rl_live *live = &c->s.live;
-	const struct xdp_rl_fixed *f = &c->s.fixed;
+	switch (t->show) {
+	case SHOW_ONE_LAYER: return s->live.nlayers == 1;
+	case SHOW_LAYERS: return s->live.nlayers > 1;
+	case SHOW_NEW_SOURCES: return s->live.new_sources.limit != 0;
+	case SHOW_SET:
+	case SHOW_MATCH: return (setting_value(t, s) & t->mask) == t->on;
+	case SHOW_ALWAYS: break;
+	}
+	return 1;
+}
+
+/* The line(s) of setting @t of @s, appended to @buf. */
+static void setting_text(const struct setting *t, const struct settings *s, char *buf)
+{
+	const void *at = (const char *)s + t->at;
+	const struct xdp_rl_layer *l = at;
 	char d[32], ports[XDP_RL_MAX_PORT_RANGES * 12 + 1];
 	__u32 i;
 
+	switch (t->kind) {
+	case SK_NUMBER: add(buf, t->name, "%llu", (unsigned long long)setting_value(t, s)); break;
+	case SK_DURATION:
+		fmt_duration(setting_value(t, s), d, sizeof(d));
+		add(buf, t->name, "%s", d);
+		break;
+	case SK_LAYERS:
+		for (i = 0; i < s->live.nlayers && i < XDP_RL_MAX_LAYERS; i++) {
+			fmt_duration(l[i].window_ns, d, sizeof(d));
+			add(buf, t->name, "%llu/%s", (unsigned long long)l[i].limit, d);
+		}
+		break;
+	case SK_RATE:
+		fmt_duration(l->window_ns, d, sizeof(d));
+		if (l->limit)
+			add(buf, t->name, "%llu/%s", (unsigned long long)l->limit, d);
+		else
+			add(buf, t->name, "off");
+		break;
+	case SK_WORD: add(buf, t->name, "%s", word_name(t->words, setting_value(t, s))); break;
+	case SK_PORTS:
+		fmt_ports(at, ports, sizeof(ports));
+		add(buf, t->name, "%s", ports);
+		break;
+	case SK_SWITCH: add(buf, t->name, NULL); break;
+	case SK_COMMAND: break;
+	}
+}
+
+/* Every setting of @c, in the file's words: one group of lines each. */
+static void settings_text(const struct config *c, char t[G_N][GROUP_TEXT])
+{
+	const struct setting *r;
+
 	memset(t, 0, sizeof(char) * G_N * GROUP_TEXT);
-	if (live->nlayers == 1) {
-		fmt_duration(live->layer[0].window_ns, d, sizeof(d));
-		add(t[G_LIMIT], OPT_LIMIT, "%llu", (unsigned long long)live->layer[0].limit);
-		add(t[G_WINDOW], OPT_WINDOW, "%s", d);
-	}
-	for (i = 0; live->nlayers > 1 && i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
-		fmt_duration(live->layer[i].window_ns, d, sizeof(d));
-		add(t[G_LAYERS], OPT_LAYER, "%llu/%s", (unsigned long long)live->layer[i].limit, d);
-	}
-	add(t[G_ALIGN], live->flags & XDP_RL_F_ALIGNED ? OPT_ALIGNED : OPT_PER_KEY, NULL);
-	add(t[G_DRY], live->flags & XDP_RL_F_DRY_RUN ? OPT_DRY_RUN : OPT_ENFORCE, NULL);
-	if (live->new_sources.limit) {
-		fmt_duration(live->new_sources.window_ns, d, sizeof(d));
-		add(t[G_NEW], OPT_NEW_SOURCES, "%llu/%s",
-		    (unsigned long long)live->new_sources.limit, d);
-		add(t[G_NEW], OPT_ON_FULL, "%s", word_name(on_full_words, live->on_full));
-	} else {
-		add(t[G_NEW], OPT_NEW_SOURCES, "off");
-	}
-	add(t[G_PROTO], OPT_PROTO, "%s", word_name(proto_words, live->select.proto));
-	fmt_ports(&live->select, ports, sizeof(ports));
-	add(t[G_DPORT], OPT_DPORT, "%s", ports);
-	add(t[G_SYN], live->select.syn ? OPT_SYN : OPT_NO_SYN, NULL);
-	add(t[G_LINK_LOCAL], OPT_LINK_LOCAL, "%s", word_name(link_local_words, live->link_local));
-	if (f->bytes)
-		add(t[G_BYTES], OPT_BYTES, NULL);
-	add(t[G_V4], OPT_V4_PREFIX, "%u", f->v4_prefix);
-	add(t[G_V6], OPT_V6_PREFIX, "%u", f->v6_prefix);
-	add(t[G_MAX_SOURCES], OPT_MAX_SOURCES, "%llu", (unsigned long long)f->max_sources);
-	add(t[G_MAX_LAYERS], OPT_MAX_LAYERS, "%u", f->max_layers);
-	add(t[G_TABLE], OPT_TABLE, "%s", word_name(table_words, f->table));
-	add(t[G_MODE], OPT_MODE, "%s", word_name(mode_words, f->xdp_mode));
+	for (r = settings_table; r->name; r++)
+		if ((r->scope & IN_CONFIG) && r->conf_pos > 0 && r->conf_pos <= G_N &&
+		    shown(r, &c->s))
+			setting_text(r, &c->s, t[r->conf_pos - 1]);
+}
+
+/* What a file says of an empty group @g: the note of its setting that is off, or NULL. */
+static const struct setting *unset_of(int g)
+{
+	const struct setting *r;
+
+	for (r = settings_table; r->name; r++)
+		if (r->conf_pos == g + 1 && r->unset)
+			return r;
+	return NULL;
 }
 
 void config_print(FILE *f, const struct config *c)
@@ -494,9 +497,8 @@ void config_print(FILE *f, const struct config *c)
 		"interface %s\n",
 		c->ifname, c->ifname);
 	for (i = 0; i < G_N; i++) {
-		if (i == G_BYTES && !*t[i])
-			fprintf(f, "# %s: not given, so each packet counts 1\n",
-				name_of(OPT_BYTES));
+		if (!*t[i] && unset_of(i))
+			fprintf(f, "# %s: %s\n", unset_of(i)->name, unset_of(i)->unset);
 		else if (*t[i])
 			fprintf(f, "%s\n", t[i]);
 	}
@@ -557,16 +559,20 @@ int config_diff_settings(const struct config *old, const struct config *new, con
 	char a[G_N][GROUP_TEXT], b[G_N][GROUP_TEXT], x[G_N * GROUP_TEXT], y[G_N * GROUP_TEXT];
 	char line[sizeof(x) + sizeof(y) + 16];
 	int merged = old->s.live.nlayers != new->s.live.nlayers, g, to, n = 0;
+	const char *none;
+	int g_limit = group_of(OPT_LIMIT), g_window = group_of(OPT_WINDOW),
+	    g_layers = group_of(OPT_LAYER);
 
 	settings_text(old, a);
 	settings_text(new, b);
 	for (g = 0; g < G_N; g++) {
 		/* The limits told apart while the number of layers stays; else as one. */
-		to = merged && g == G_LIMIT ? G_LAYERS : g;
-		if (merged && (g == G_WINDOW || g == G_LAYERS))
+		to = merged && g == g_limit ? g_layers : g;
+		if (merged && (g == g_window || g == g_layers))
 			continue;
-		joined(a, g, to, name_of(OPT_BYTES), x, sizeof(x));
-		joined(b, g, to, name_of(OPT_BYTES), y, sizeof(y));
+		none = unset_of(g) ? unset_of(g)->name : "setting";
+		joined(a, g, to, none, x, sizeof(x));
+		joined(b, g, to, none, y, sizeof(y));
 		if (!strcmp(x, y))
 			continue;
 		snprintf(line, sizeof(line), "%s (was %s)", y, x);

@@ -36,8 +36,9 @@
 
 struct config {
 	char ifname[IF_NAMESIZE];
-	struct settings s;			/* s.rules: sorted, to free (config_free) */
-	unsigned int line[OPT_END - OPT_LIMIT]; /* where each setting is given, 0: not */
+	struct settings s; /* s.rules: sorted, to free (config_free) */
+	unsigned int line[OPT_END - OPT_LIMIT +
+			  SETTINGS_MAX]; /* where each setting is given (by id), 0: not */
 	/*
 	 * The files of the allow and deny lists (lists.h), "" for none; of a
 	 * running limiter, where its lists came from, and how many prefixes

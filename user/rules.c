@@ -19,7 +19,38 @@
 #include "rules.h"
 #include "vec.h"
 
+/* The options of a rule, in rule_opts' order: rule_parse's ids. */
 enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_PROTO, OPT_DPORT, OPT_SYN };
+
+/*
+ * A rule's options, in the order rule_format gives them: rule_parse's
+ * getopt table, `rule --help`'s (cmd/rule.c) and the names rule_format
+ * prints. An id of 0 is no rule's: an option of `rule list`.
+ */
+const struct opt_spec rule_opts[] = {
+	{ "allow", OPT_ALLOW, NULL, "never limited, still counted" },
+	{ "deny", OPT_DENY, NULL, "always dropped" },
+	{ "layer", OPT_LAYER, "N/DUR",
+	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
+	{ "shared", OPT_SHARED, NULL, "one budget for the whole prefix (with --layer)" },
+	{ "proto", OPT_PROTO, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
+	{ "dport", OPT_DPORT, "LIST", "... to packets to these destination ports only (tcp, udp)" },
+	{ "syn", OPT_SYN, NULL,
+	  "... to TCP SYNs without ACK only; the prefix's other packets\nare judged as if the rule did not exist" },
+	{ "json", 0, NULL, "rule list: one JSON object on stdout" },
+	{ NULL },
+};
+
+const struct opt_words rule_words[] = {
+	{ "proto", proto_words },
+	{ NULL },
+};
+
+/* The name of rule option @id. */
+static const char *rule_opt(int id)
+{
+	return rule_opts[id - OPT_ALLOW].name;
+}
 
 const struct word rule_action_words[] = {
 	{ "limit", XDP_RL_RULE_LIMIT },
@@ -32,18 +63,18 @@ const struct word rule_action_words[] = {
 
 int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len)
 {
-	static const struct option opts[] = { { "allow", no_argument, NULL, OPT_ALLOW },
-					      { "deny", no_argument, NULL, OPT_DENY },
-					      { "layer", required_argument, NULL, OPT_LAYER },
-					      { "shared", no_argument, NULL, OPT_SHARED },
-					      { "proto", required_argument, NULL, OPT_PROTO },
-					      { "dport", required_argument, NULL, OPT_DPORT },
-					      { "syn", no_argument, NULL, OPT_SYN },
-					      { 0 } };
+	struct option opts[sizeof(rule_opts) / sizeof(rule_opts[0])] = {};
+	const struct opt_spec *o;
+	size_t k = 0;
 	int opt, allow = 0, deny = 0;
 	unsigned int proto, seen = 0;
 	const char *e;
 
+	for (o = rule_opts; o->name; o++)
+		if (o->id)
+			opts[k++] = (struct option){ o->name,
+						     o->arg ? required_argument : no_argument, NULL,
+						     o->id };
 	memset(r, 0, sizeof(*r));
 	optind = 0;
 	opterr = 0;
@@ -51,7 +82,7 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		/* Each option once, but --layer (one a layer). */
 		if (opt >= OPT_ALLOW && opt != OPT_LAYER && (seen & 1U << (opt - OPT_ALLOW))) {
 			snprintf(why, len, "option '--%s' given twice (give it once)",
-				 opts[opt - OPT_ALLOW].name);
+				 rule_opt(opt));
 			return -1;
 		}
 		if (opt >= OPT_ALLOW)
@@ -643,30 +674,50 @@ int rules_collect(const int *fd, struct rule_spec **out, size_t *n)
 void rule_format(const struct rule_spec *r, char *buf, size_t len)
 {
 	char ports[XDP_RL_MAX_PORT_RANGES * 12 + 1], w[32];
+	const struct opt_spec *o;
 	size_t off;
 	__u32 i;
 
 	fmt_prefix(&r->addr, r->prefix, buf, len);
 	off = strlen(buf);
-	if (r->rule.action != XDP_RL_RULE_LIMIT)
-		off += snprintf(buf + off, len - off, " --%s",
-				word_name(rule_action_words, r->rule.action));
-	for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS && off < len; i++) {
-		fmt_duration(r->rule.layer[i].window_ns, w, sizeof(w));
-		off += snprintf(buf + off, len - off, " --layer %llu/%s",
-				(unsigned long long)r->rule.layer[i].limit, w);
+	/* Each option that the rule has, as rule_parse takes it, in rule_opts' order. */
+	for (o = rule_opts; o->name && off < len; o++) {
+		switch (o->id) {
+		case OPT_ALLOW:
+		case OPT_DENY:
+			if (r->rule.action ==
+			    (o->id == OPT_ALLOW ? XDP_RL_RULE_ALLOW : XDP_RL_RULE_DENY))
+				off += snprintf(buf + off, len - off, " --%s", o->name);
+			break;
+		case OPT_LAYER:
+			for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS && off < len;
+			     i++) {
+				fmt_duration(r->rule.layer[i].window_ns, w, sizeof(w));
+				off += snprintf(buf + off, len - off, " --%s %llu/%s", o->name,
+						(unsigned long long)r->rule.layer[i].limit, w);
+			}
+			break;
+		case OPT_SHARED:
+			if (r->rule.flags & XDP_RL_RULE_F_SHARED)
+				off += snprintf(buf + off, len - off, " --%s", o->name);
+			break;
+		case OPT_PROTO:
+			if (r->rule.select.proto)
+				off += snprintf(buf + off, len - off, " --%s %s", o->name,
+						word_name(proto_words, r->rule.select.proto));
+			break;
+		case OPT_DPORT:
+			if (r->rule.select.nports) {
+				fmt_ports(&r->rule.select, ports, sizeof(ports));
+				off += snprintf(buf + off, len - off, " --%s %s", o->name, ports);
+			}
+			break;
+		case OPT_SYN:
+			if (r->rule.select.syn)
+				off += snprintf(buf + off, len - off, " --%s", o->name);
+			break;
+		}
 	}
-	if (off < len && r->rule.flags & XDP_RL_RULE_F_SHARED)
-		off += snprintf(buf + off, len - off, " --shared");
-	if (off < len && r->rule.select.proto)
-		off += snprintf(buf + off, len - off, " --proto %s",
-				word_name(proto_words, r->rule.select.proto));
-	if (off < len && r->rule.select.nports) {
-		fmt_ports(&r->rule.select, ports, sizeof(ports));
-		off += snprintf(buf + off, len - off, " --dport %s", ports);
-	}
-	if (off < len && r->rule.select.syn)
-		snprintf(buf + off, len - off, " --syn");
 }
 
 int rule_same(const struct rule_spec *a, const struct rule_spec *b)

@@ -26,6 +26,13 @@ typedef __u8 rule_ids[XDP_RL_MAX_RULES];
 extern const struct word rule_action_words[];
 
 /*
+ * A rule's options, with their help (`rule --help`, cmd/rule.c): what
+ * rule_parse takes and rule_format prints, in that order; and their words.
+ */
+extern const struct opt_spec rule_opts[];
+extern const struct opt_words rule_words[];
+
+/*
  * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared])` from
  * argv[0..argc) (getopt style: argv[0] is skipped). On error, writes why to
  * @why and returns -1.

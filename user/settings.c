@@ -28,78 +28,208 @@ const struct word mode_words[] = {
 	{ NULL, 0 },
 };
 
-const struct opt_spec settings_load_opts[] = {
-	{ "limit", OPT_LIMIT, "N",
-	  "packets (or bytes with --bytes) per window per source\n(default 1000)" },
-	{ "window", OPT_WINDOW, "DUR",
-	  "window length: a number and ns|us|ms|s|m|h|d, 1ms..366d\n(default 1s)" },
-	{ "layer", OPT_LAYER, "N/DUR",
+/* The field @f of struct settings: its offset and size. */
+#define FIELD(f) offsetof(struct settings, f), sizeof(((struct settings *)0)->f)
+#define AT(f)	 offsetof(struct settings, f)
+
+const struct setting settings_table[] = {
+	{ "limit", OPT_LIMIT, IN_LOAD | IN_SET | IN_CONFIG, "N",
+	  "packets (or bytes with --bytes) per window per source\n(default 1000)", "N",
+	  "applies to the windows already open", 1, SK_NUMBER, FIELD(one.limit),
+	  AT(live.layer[0].limit), 1, .min = 1, .max = XDP_RL_LIMIT_MAX, .conf_pos = 1,
+	  .show = SHOW_ONE_LAYER, .form = "[--limit N]", .set_form = "[--limit N]" },
+
+	{ "window", OPT_WINDOW, IN_LOAD | IN_SET | IN_CONFIG, "DUR",
+	  "window length: a number and ns|us|ms|s|m|h|d, 1ms..366d\n(default 1s)", "DUR",
+	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once",
+	  2, SK_DURATION, FIELD(one.window_ns), AT(live.layer[0].window_ns), 1,
+	  .min = WINDOW_MIN_NS, .max = WINDOW_MAX_NS, .conf_pos = 2, .show = SHOW_ONE_LAYER,
+	  .form = "[--window DUR | --layer N/DUR ...]",
+	  .set_form = "[--window DUR | --layer N/DUR ...]" },
+
+	{ "layer", OPT_LAYER, IN_LOAD | IN_SET | IN_CONFIG, "N/DUR",
 	  "a window of N per DUR; repeat for up to 4 layers\n(100/1s, 3000/1m): a packet passes only if every layer\n"
-	  "admits it; instead of --limit and --window" },
-	{ "per-key", OPT_PER_KEY, NULL, "a source's window opens at its first packet (default)" },
-	{ "aligned", OPT_ALIGNED, NULL, "windows at multiples of DUR since the Unix epoch" },
-	{ "bytes", OPT_BYTES, NULL, "count frame bytes instead of packets" },
-	{ "v4-prefix", OPT_V4_PREFIX, "LEN",
-	  "IPv4 sources share a window per /LEN (0..32, default 32)" },
-	{ "v6-prefix", OPT_V6_PREFIX, "LEN",
-	  "IPv6 sources share a window per /LEN (0..128, default 64)" },
-	{ "max-sources", OPT_MAX_SOURCES, "N",
-	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)" },
-	{ "max-layers", OPT_MAX_LAYERS, "N",
-	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 64 bytes a source each, 32 with --table lru)" },
-	{ "table", OPT_TABLE, "KIND",
-	  "what keeps the sources' windows: buckets (default), xdp-rl's\nown table, or lru, the kernel's LRU hash (README says\nwhen each is the better choice)" },
-	{ "rules", OPT_RULES, "FILE",
-	  "per-prefix rules, one a line, as 'xdp-rl rule add' takes\nthem after IFACE; '#' starts a comment" },
-	{ "new-sources", OPT_NEW_SOURCES, "N/DUR",
-	  "admit at most N new sources to the table per DUR; past\nthat, new sources are handled by --on-table-full" },
-	{ "on-table-full", OPT_ON_FULL, "POLICY",
-	  "pass (default), drop, or aggregate (one window per /24\nor /48, with the same layers)" },
-	{ "proto", OPT_PROTO, "P",
-	  "limit only tcp, udp, icmp or icmpv6 packets (default: any);\nthe others pass untouched" },
-	{ "dport", OPT_DPORT, "LIST",
+	  "admits it; instead of --limit and --window",
+	  "N/DUR", "replace every layer (as many as the limiter has room for)", 3, SK_LAYERS,
+	  FIELD(live.layer), AT(live.layer), .conf_pos = 3, .show = SHOW_LAYERS },
+	{ "per-key", OPT_PER_KEY, IN_LOAD | IN_SET | IN_CONFIG, NULL,
+	  "a source's window opens at its first packet (default)", NULL,
+	  "switch window alignment; every window restarts", 6, SK_SWITCH, FIELD(live.flags),
+	  AT(live.flags), 1, .mask = XDP_RL_F_ALIGNED, .on = 0, .pair = OPT_ALIGNED, .conf_pos = 4,
+	  .show = SHOW_MATCH, .form = "[--per-key|--aligned]",
+	  .set_form = "\n[--per-key|--aligned]" },
+
+	{ "aligned", OPT_ALIGNED, IN_LOAD | IN_SET | IN_CONFIG, NULL,
+	  "windows at multiples of DUR since the Unix epoch", NULL,
+	  "switch window alignment; every window restarts", 7, SK_SWITCH, FIELD(live.flags),
+	  AT(live.flags), 1, .mask = XDP_RL_F_ALIGNED, .on = XDP_RL_F_ALIGNED, .pair = OPT_PER_KEY,
+	  .conf_pos = 4, .show = SHOW_MATCH },
+	{ "bytes", OPT_BYTES, IN_LOAD | IN_CONFIG, NULL, "count frame bytes instead of packets",
+	  .kind = SK_SWITCH, FIELD(fixed.bytes), AT(fixed.bytes), .mask = 1, .on = 1,
+	  .conf_pos = 11, .show = SHOW_SET, .unset = "not given, so each packet counts 1",
+	  .form = "\n[--bytes]" },
+
+	{ "v4-prefix", OPT_V4_PREFIX, IN_LOAD | IN_CONFIG, "LEN",
+	  "IPv4 sources share a window per /LEN (0..32, default 32)", .kind = SK_NUMBER,
+	  FIELD(fixed.v4_prefix), AT(fixed.v4_prefix), .min = 0, .max = 32, .conf_pos = 12,
+	  .form = "[--v4-prefix LEN]" },
+
+	{ "v6-prefix", OPT_V6_PREFIX, IN_LOAD | IN_CONFIG, "LEN",
+	  "IPv6 sources share a window per /LEN (0..128, default 64)", .kind = SK_NUMBER,
+	  FIELD(fixed.v6_prefix), AT(fixed.v6_prefix), .min = 0, .max = 128, .conf_pos = 13,
+	  .form = "[--v6-prefix LEN]" },
+
+	{ "max-sources", OPT_MAX_SOURCES, IN_LOAD | IN_CONFIG, "N",
+	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)",
+	  .kind = SK_NUMBER, FIELD(fixed.max_sources), AT(fixed.max_sources),
+	  .min = MAX_SOURCES_MIN, .max = MAX_SOURCES_MAX, .conf_pos = 14,
+	  .form = "[--max-sources N]" },
+
+	{ "max-layers", OPT_MAX_LAYERS, IN_LOAD | IN_CONFIG, "N",
+	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 64 bytes a source each, 32 with --table lru)",
+	  .kind = SK_NUMBER, FIELD(max_layers), AT(fixed.max_layers), .min = 1,
+	  .max = XDP_RL_MAX_LAYERS, .conf_pos = 15, .form = "\n[--max-layers N]" },
+
+	{ "table", OPT_TABLE, IN_LOAD | IN_CONFIG, "KIND",
+	  "what keeps the sources' windows: buckets (default), xdp-rl's\nown table, or lru, the kernel's LRU hash (doc/tables.md\nsays when each is the better choice)",
+	  .kind = SK_WORD, FIELD(fixed.table), AT(fixed.table), .words = table_words,
+	  .conf_pos = 16, .form = "[--table buckets|lru]" },
+
+	{ "rules", OPT_RULES, IN_LOAD, "FILE",
+	  "per-prefix rules, one a line, as 'xdp-rl rule add' takes\nthem after IFACE; '#' starts a comment",
+	  .kind = SK_COMMAND, .form = "[--rules FILE]" },
+
+	{ "new-sources", OPT_NEW_SOURCES, IN_LOAD | IN_SET | IN_CONFIG, "N/DUR",
+	  "admit at most N new sources to the table per DUR; past\nthat, new sources are handled by --on-table-full",
+	  "N/DUR|off", "as for load", 8, SK_RATE, FIELD(live.new_sources), AT(live.new_sources), 1,
+	  .hint = " (or 'off')", .conf_pos = 6,
+	  .form = "[--new-sources N/DUR\n[--on-table-full pass|drop|aggregate]]",
+	  .set_form = "[--new-sources N/DUR|off]" },
+
+	{ "on-table-full", OPT_ON_FULL, IN_LOAD | IN_SET | IN_CONFIG, "POLICY",
+	  "pass (default), drop, or aggregate (one window per /24\nor /48, with the same layers)",
+	  "P", "pass, drop or aggregate, as for load", 9, SK_WORD, FIELD(live.on_full),
+	  AT(live.on_full), 1, .words = on_full_words, .conf_pos = 6, .show = SHOW_NEW_SOURCES,
+	  .set_form = "[--on-table-full P]" },
+
+	{ "proto", OPT_PROTO, IN_LOAD | IN_SET | IN_CONFIG, "P",
+	  "limit only tcp, udp, icmp or icmpv6 packets (default: any);\nthe others pass untouched",
+	  "P", "the packets limited, as for load; any: every protocol", 10, SK_WORD,
+	  FIELD(live.select.proto), AT(live.select.proto), .words = proto_words, .conf_pos = 7,
+	  .form = "[--proto P]", .set_form = "\n[--proto P|any]" },
+
+	{ "dport", OPT_DPORT, IN_LOAD | IN_SET | IN_CONFIG, "LIST",
 	  "limit only packets to these destination ports, e.g.\n80,443,8000-8100 (tcp or udp): your services' ports, so\n"
-	  "that replies to the server's own connections pass" },
-	{ "syn", OPT_SYN, NULL, "limit only TCP SYNs without ACK: new connections" },
-	{ "link-local", OPT_LINK_LOCAL, "HOW",
+	  "that replies to the server's own connections pass",
+	  "LIST", "as for load; any: every port", 11, SK_PORTS, FIELD(live.select), AT(live.select),
+	  .hint = " (e.g. 80,443,8000-8100, or any)", .conf_pos = 8, .form = "[--dport LIST]",
+	  .set_form = "[--dport LIST|any]" },
+
+	{ "syn", OPT_SYN, IN_LOAD | IN_SET | IN_CONFIG, NULL,
+	  "limit only TCP SYNs without ACK: new connections", NULL,
+	  "limit only TCP SYNs without ACK", 12, SK_SWITCH, FIELD(live.select.syn),
+	  AT(live.select.syn), .mask = 1, .on = 1, .pair = OPT_NO_SYN, .conf_pos = 9,
+	  .show = SHOW_MATCH, .form = "\n[--syn]", .set_form = "[--syn|--no-syn]" },
+
+	{ "no-syn", OPT_NO_SYN, IN_SET | IN_CONFIG,
+	  .set_help = "limit every packet the other selectors take", .set_pos = 13,
+	  .kind = SK_SWITCH, FIELD(live.select.syn), AT(live.select.syn), .mask = 1, .on = 0,
+	  .pair = OPT_SYN, .conf_pos = 9, .show = SHOW_MATCH },
+	{ "link-local", OPT_LINK_LOCAL, IN_LOAD | IN_SET | IN_CONFIG, "HOW",
 	  "link-local sources (fe80::/10, 169.254.0.0/16): each keyed\nby its own address (per-address, default), by the prefix\n"
-	  "as any source (prefix), or never limited (exempt)" },
-	{ "dry-run", OPT_DRY_RUN, NULL, "count what would be dropped, drop nothing" },
-	{ "mode", OPT_MODE, "MODE", "native (driver, default) or generic (skb)" },
-	{ "force", OPT_FORCE, NULL,
-	  "replace a limiter already on IFACE without a gap;\nwindows are kept when the table settings are unchanged" },
+	  "as any source (prefix), or never limited (exempt)",
+	  "HOW", "per-address, prefix or exempt, as for load", 14, SK_WORD, FIELD(live.link_local),
+	  AT(live.link_local), .words = link_local_words, .conf_pos = 10,
+	  .form = "[--link-local per-address|prefix|exempt]",
+	  .set_form = "\n[--link-local per-address|prefix|exempt]" },
+
+	{ "dry-run", OPT_DRY_RUN, IN_LOAD | IN_SET | IN_CONFIG, NULL,
+	  "count what would be dropped, drop nothing", NULL, "count, drop nothing", 4, SK_SWITCH,
+	  FIELD(live.flags), AT(live.flags), 1, .mask = XDP_RL_F_DRY_RUN, .on = XDP_RL_F_DRY_RUN,
+	  .pair = OPT_ENFORCE, .conf_pos = 5, .show = SHOW_MATCH, .form = "[--dry-run]",
+	  .set_form = "[--dry-run|--enforce]" },
+
+	{ "enforce", OPT_ENFORCE, IN_SET | IN_CONFIG, .set_help = "drop again", .set_pos = 5,
+	  .kind = SK_SWITCH, FIELD(live.flags), AT(live.flags), 1, .mask = XDP_RL_F_DRY_RUN,
+	  .on = 0, .pair = OPT_DRY_RUN, .conf_pos = 5, .show = SHOW_MATCH },
+	{ "mode", OPT_MODE, IN_LOAD | IN_CONFIG, "MODE",
+	  "native (driver, default) or generic (skb)", .kind = SK_WORD, FIELD(fixed.xdp_mode),
+	  AT(fixed.xdp_mode), .words = mode_words, .conf_pos = 17,
+	  .form = "\n[--mode native|generic]" },
+
+	{ "force", OPT_FORCE, IN_LOAD, NULL,
+	  "replace a limiter already on IFACE without a gap;\nwindows are kept when the table settings are unchanged",
+	  .kind = SK_COMMAND, .form = "[--force]" },
 	{ NULL },
 };
 
-const struct opt_spec settings_set_opts[] = {
-	{ "limit", OPT_LIMIT, "N", "applies to the windows already open" },
-	{ "window", OPT_WINDOW, "DUR",
-	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once" },
-	{ "layer", OPT_LAYER, "N/DUR",
-	  "replace every layer (as many as the limiter has room for)" },
-	{ "dry-run", OPT_DRY_RUN, NULL, "count, drop nothing" },
-	{ "enforce", OPT_ENFORCE, NULL, "drop again" },
-	{ "per-key", OPT_PER_KEY, NULL, "switch window alignment; every window restarts" },
-	{ "aligned", OPT_ALIGNED, NULL, "switch window alignment; every window restarts" },
-	{ "new-sources", OPT_NEW_SOURCES, "N/DUR|off", "as for load" },
-	{ "on-table-full", OPT_ON_FULL, "P", "pass, drop or aggregate, as for load" },
-	{ "proto", OPT_PROTO, "P", "the packets limited, as for load; any: every protocol" },
-	{ "dport", OPT_DPORT, "LIST", "as for load; any: every port" },
-	{ "syn", OPT_SYN, NULL, "limit only TCP SYNs without ACK" },
-	{ "no-syn", OPT_NO_SYN, NULL, "limit every packet the other selectors take" },
-	{ "link-local", OPT_LINK_LOCAL, "HOW", "per-address, prefix or exempt, as for load" },
-	{ NULL },
-};
+/* Made from settings_table at start (settings_tables). */
+struct opt_spec settings_load_opts[SETTINGS_MAX + 1], settings_set_opts[SETTINGS_MAX + 1];
+struct opt_words settings_words[SETTINGS_MAX + 1];
+static char load_form[1024], set_form[1024];
+const char *const settings_load_forms[] = { load_form, NULL };
+const char *const settings_set_forms[] = { set_form, NULL };
 
-/* The words of load's and set's options that take one: the tables settings_option parses with. */
-const struct opt_words settings_words[] = {
-	{ "on-table-full", on_full_words },
-	{ "proto", proto_words },
-	{ "link-local", link_local_words },
-	{ "mode", mode_words },
-	{ "table", table_words }, /* load only, as mode */
-	{ NULL },
-};
+/* Append an option's @form to the synopsis in @buf: after a space, or on a line of its own. */
+static void form_add(char *buf, size_t len, const char *form)
+{
+	size_t off = strlen(buf);
+
+	if (form)
+		snprintf(buf + off, len - off, "%s%s", *form == '\n' ? "" : " ", form);
+}
+
+int setting_id(const struct setting *s)
+{
+	return s->id ? s->id : OPT_END + (int)(s - settings_table);
+}
+
+const struct setting *setting_by_id(int opt)
+{
+	const struct setting *s;
+
+	for (s = settings_table; s->name; s++)
+		if (setting_id(s) == opt)
+			return s;
+	return NULL;
+}
+
+const struct setting *setting_named(const char *name, unsigned int scope)
+{
+	const struct setting *s;
+
+	for (s = settings_table; s->name; s++)
+		if ((s->scope & scope) && !strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+/* The commands' tables of options and words, from settings_table, before main. */
+__attribute__((constructor)) static void settings_tables(void)
+{
+	const struct setting *s;
+	int n = 0, w = 0, pos;
+
+	strcpy(load_form, "IFACE");
+	strcpy(set_form, "IFACE");
+	for (s = settings_table; s->name && n < SETTINGS_MAX; s++) {
+		form_add(load_form, sizeof(load_form), s->form);
+		if (s->scope & IN_LOAD)
+			settings_load_opts[n++] =
+				(struct opt_spec){ s->name, setting_id(s), s->arg, s->help };
+		if (s->words)
+			settings_words[w++] = (struct opt_words){ s->name, s->words };
+	}
+	for (pos = 1, n = 0; n < SETTINGS_MAX; pos++) {
+		for (s = settings_table; s->name && s->set_pos != pos; s++)
+			;
+		if (!s->name)
+			break;
+		settings_set_opts[n++] =
+			(struct opt_spec){ s->name, setting_id(s), s->set_arg, s->set_help };
+		form_add(set_form, sizeof(set_form), s->set_form);
+	}
+}
 
 void settings_init(struct settings *s)
 {
@@ -126,148 +256,162 @@ static int refuse(struct why *why, int opt, const char *fmt, ...)
 	return -1;
 }
 
-/* One of a pair of opposite options (@on sets @flag): both is refused. */
-static int either(struct settings *s, int *given, __u32 flag, int opt, int on, const char *pair,
-		  struct why *why)
+/* The field of @s that row @t fills, at @off; read and written whatever its size. */
+static __u64 field_get(const void *base, size_t off, size_t size)
 {
-	if (*given && !!(s->live.flags & flag) != on)
-		return refuse(why, opt, "%s exclude each other", pair);
-	if (on)
-		s->live.flags |= flag;
-	*given = 1;
-	return 0;
+	const char *p = (const char *)base + off;
+
+	switch (size) {
+	case 1: return *(const __u8 *)p;
+	case 2: return *(const __u16 *)p;
+	case 4: return *(const __u32 *)p;
+	default: return *(const __u64 *)p;
+	}
 }
 
-/* A number option in [@min, @max] into *@out. */
-static int number(int opt, const char *name, const char *arg, __u64 min, __u64 max, __u64 *out,
-		  struct why *why)
+static void field_put(void *base, size_t off, size_t size, __u64 v)
 {
-	const char *e = parse_u64(arg, min, max, out);
+	char *p = (char *)base + off;
 
-	return e ? refuse(why, opt, "invalid --%s '%.40s': %s", name, arg, e) : 0;
+	switch (size) {
+	case 1: *(__u8 *)p = v; break;
+	case 2: *(__u16 *)p = v; break;
+	case 4: *(__u32 *)p = v; break;
+	default: *(__u64 *)p = v; break;
+	}
+}
+
+__u64 setting_value(const struct setting *t, const struct settings *s)
+{
+	return field_get(s, t->at, t->size);
+}
+
+static void give(struct settings *s, int opt)
+{
+	s->given |= 1ULL << (opt - OPT_LIMIT);
 }
 
 int settings_option(int opt, const char *arg, struct settings *s, struct why *why)
 {
+	const struct setting *t = setting_by_id(opt);
+	const struct setting *p;
+	const char *e = NULL;
 	unsigned int v;
-	const char *e;
 	__u64 n;
 
-	switch (opt) {
-	case OPT_LIMIT:
-		s->has_limit = 1;
-		return number(opt, "limit", arg, 1, XDP_RL_LIMIT_MAX, &s->one.limit, why);
-	case OPT_WINDOW:
-		e = parse_duration(arg, WINDOW_MIN_NS, WINDOW_MAX_NS, &s->one.window_ns);
-		if (e)
-			return refuse(why, opt, "invalid --window '%.40s': %s", arg, e);
-		s->has_window = 1;
-		return 0;
-	case OPT_LAYER:
+	if (!t || t->kind == SK_COMMAND)
+		return 1;
+	switch (t->kind) {
+	case SK_NUMBER:
+		e = parse_u64(arg, t->min, t->max, &n);
+		if (!e)
+			field_put(s, t->off, t->size, n);
+		break;
+	case SK_DURATION:
+		e = parse_duration(arg, t->min, t->max, &n);
+		if (!e)
+			field_put(s, t->off, t->size, n);
+		break;
+	case SK_LAYERS:
 		if (s->live.nlayers == XDP_RL_MAX_LAYERS)
-			return refuse(why, opt, "at most %d --layer options", XDP_RL_MAX_LAYERS);
+			return refuse(why, opt, "at most %d --%s options", XDP_RL_MAX_LAYERS,
+				      t->name);
 		e = parse_layer(arg, &s->live.layer[s->live.nlayers]);
-		if (e)
-			return refuse(why, opt, "invalid --layer '%.40s': %s", arg, e);
-		s->live.nlayers++;
-		return 0;
-	case OPT_PER_KEY:
-	case OPT_ALIGNED:
-		return either(s, &s->has_align, XDP_RL_F_ALIGNED, opt, opt == OPT_ALIGNED,
-			      "--per-key and --aligned", why);
-	case OPT_DRY_RUN:
-	case OPT_ENFORCE:
-		return either(s, &s->has_dry, XDP_RL_F_DRY_RUN, opt, opt == OPT_DRY_RUN,
-			      "--dry-run and --enforce", why);
-	case OPT_NEW_SOURCES:
-		s->has_new = 1;
-		if (!strcmp(arg, "off")) {
-			memset(&s->live.new_sources, 0, sizeof(s->live.new_sources));
-			return 0;
-		}
-		e = parse_layer(arg, &s->live.new_sources);
-		if (e)
-			return refuse(why, opt, "invalid --new-sources '%.40s': %s (or 'off')", arg,
-				      e);
-		return 0;
-	case OPT_PROTO:
-		e = word_parse(proto_words, arg, &v);
-		if (e)
-			return refuse(why, opt, "invalid --proto '%.40s': %s", arg, e);
-		s->live.select.proto = v;
-		s->has_proto = 1;
-		return 0;
-	case OPT_DPORT:
-		e = parse_ports(arg, &s->live.select);
-		if (e)
-			return refuse(why, opt,
-				      "invalid --dport '%.40s': %s (e.g. 80,443,8000-8100, or any)",
-				      arg, e);
-		s->has_dport = 1;
-		return 0;
-	case OPT_SYN:
-	case OPT_NO_SYN:
-		if (s->has_syn && s->live.select.syn != (opt == OPT_SYN))
-			return refuse(why, opt, "--syn and --no-syn exclude each other");
-		s->live.select.syn = opt == OPT_SYN;
-		s->has_syn = 1;
-		return 0;
-	case OPT_LINK_LOCAL:
-		e = word_parse(link_local_words, arg, &v);
-		if (e)
-			return refuse(why, opt, "invalid --link-local '%.40s': %s", arg, e);
-		s->live.link_local = v;
-		s->has_link_local = 1;
-		return 0;
-	case OPT_ON_FULL:
-		e = word_parse(on_full_words, arg, &s->live.on_full);
-		if (e)
-			return refuse(why, opt, "invalid --on-table-full '%.40s': %s", arg, e);
-		s->has_on_full = 1;
-		return 0;
-	case OPT_BYTES: s->fixed.bytes = 1; return 0;
-	case OPT_V4_PREFIX:
-		if (number(opt, "v4-prefix", arg, 0, 32, &n, why))
-			return -1;
-		s->fixed.v4_prefix = n;
-		return 0;
-	case OPT_V6_PREFIX:
-		if (number(opt, "v6-prefix", arg, 0, 128, &n, why))
-			return -1;
-		s->fixed.v6_prefix = n;
-		return 0;
-	case OPT_MAX_SOURCES:
-		return number(opt, "max-sources", arg, MAX_SOURCES_MIN, MAX_SOURCES_MAX,
-			      &s->fixed.max_sources, why);
-	case OPT_MAX_LAYERS:
-		if (number(opt, "max-layers", arg, 1, XDP_RL_MAX_LAYERS, &n, why))
-			return -1;
-		s->max_layers = n;
-		return 0;
-	case OPT_TABLE:
-		e = word_parse(table_words, arg, &s->fixed.table);
-		if (e)
-			return refuse(why, opt, "invalid --table '%.40s': %s", arg, e);
-		return 0;
-	case OPT_MODE:
-		e = word_parse(mode_words, arg, &s->fixed.xdp_mode);
-		if (e)
-			return refuse(why, opt, "invalid --mode '%.40s': %s", arg, e);
-		return 0;
+		if (!e)
+			s->live.nlayers++;
+		break;
+	case SK_RATE:
+		if (!strcmp(arg, "off"))
+			memset((char *)s + t->off, 0, t->size);
+		else
+			e = parse_layer(arg, (struct xdp_rl_layer *)((char *)s + t->off));
+		break;
+	case SK_WORD:
+		e = word_parse(t->words, arg, &v);
+		if (!e)
+			field_put(s, t->off, t->size, v);
+		break;
+	case SK_PORTS: e = parse_ports(arg, (struct xdp_rl_select *)((char *)s + t->off)); break;
+	case SK_SWITCH:
+		p = t->pair ? setting_by_id(t->pair) : NULL;
+		n = field_get(s, t->off, t->size);
+		if (p && settings_given(s, opt) && (n & t->mask) != t->on)
+			return refuse(why, opt, "--%s and --%s exclude each other",
+				      p < t ? p->name : t->name, p < t ? t->name : p->name);
+		field_put(s, t->off, t->size, (n & ~t->mask) | t->on);
+		if (p)
+			give(s, t->pair);
+		break;
+	case SK_COMMAND: return 1;
 	}
-	return 1;
+	if (e)
+		return refuse(why, opt, "invalid --%s '%.40s': %s%s", t->name, arg, e,
+			      t->hint ? t->hint : "");
+	give(s, opt);
+	return 0;
+}
+
+void settings_merge(const struct settings *s, struct xdp_rl_live *next)
+{
+	const struct setting *t;
+	struct settings to;
+	__u64 v;
+
+	to.live = *next;
+	for (t = settings_table; t->name; t++) {
+		if (!t->merge || !settings_given(s, setting_id(t)))
+			continue;
+		if (t->kind == SK_SWITCH) {
+			v = field_get(&to, t->at, t->size) & ~t->mask;
+			field_put(&to, t->at, t->size,
+				  v | (field_get(s, t->off, t->size) & t->mask));
+		} else {
+			memcpy((char *)&to + t->at, (const char *)s + t->off, t->size);
+		}
+	}
+	if (s->live.nlayers) {
+		memcpy(to.live.layer, s->live.layer, sizeof(to.live.layer));
+		to.live.nlayers = s->live.nlayers;
+	}
+	*next = to.live;
+}
+
+int settings_any(const struct settings *s, unsigned int scope)
+{
+	const struct setting *t;
+
+	for (t = settings_table; t->name; t++)
+		if ((t->scope & scope) && t->kind != SK_COMMAND && settings_given(s, setting_id(t)))
+			return 1;
+	return 0;
+}
+
+void settings_names(unsigned int scope, char *buf, size_t len)
+{
+	const struct opt_spec *o = scope == IN_SET ? settings_set_opts : settings_load_opts;
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; o[i].name && off < len; i++)
+		if (setting_by_id(o[i].id)->kind != SK_COMMAND)
+			off += snprintf(buf + off, len - off, "%s--%s",
+					!i	      ? "" :
+					o[i + 1].name ? ", " :
+							" or ",
+					o[i].name);
 }
 
 int settings_layers(struct settings *s, const struct xdp_rl_layer *base, struct why *why)
 {
-	if (s->live.nlayers && (s->has_limit || s->has_window))
+	if (s->live.nlayers && (settings_given(s, OPT_LIMIT) || settings_given(s, OPT_WINDOW)))
 		return refuse(why, OPT_LAYER, "give either --limit/--window or --layer, not both");
 	if (s->live.nlayers)
 		return 0;
 	s->live.layer[0] = *base;
-	if (s->has_limit)
+	if (settings_given(s, OPT_LIMIT))
 		s->live.layer[0].limit = s->one.limit;
-	if (s->has_window)
+	if (settings_given(s, OPT_WINDOW))
 		s->live.layer[0].window_ns = s->one.window_ns;
 	s->live.nlayers = 1;
 	return 0;
@@ -278,24 +422,24 @@ int settings_select(const struct settings *s, struct xdp_rl_live *live, struct w
 	struct xdp_rl_select sel = live->select;
 	const char *e;
 
-	if (s->has_proto)
+	if (settings_given(s, OPT_PROTO))
 		sel.proto = s->live.select.proto;
-	if (s->has_dport) {
+	if (settings_given(s, OPT_DPORT)) {
 		sel.nports = s->live.select.nports;
 		memcpy(sel.port_lo, s->live.select.port_lo, sizeof(sel.port_lo));
 		memcpy(sel.port_hi, s->live.select.port_hi, sizeof(sel.port_hi));
 	}
-	if (s->has_syn)
+	if (settings_given(s, OPT_SYN))
 		sel.syn = s->live.select.syn;
 	e = check_select(&sel);
 	if (e)
 		return refuse(why,
-			      sel.syn && s->has_syn ? OPT_SYN :
-			      s->has_dport	    ? OPT_DPORT :
-						      OPT_PROTO,
+			      sel.syn && settings_given(s, OPT_SYN) ? OPT_SYN :
+			      settings_given(s, OPT_DPORT)	    ? OPT_DPORT :
+								      OPT_PROTO,
 			      "%s", e);
 	live->select = sel;
-	if (s->has_link_local)
+	if (settings_given(s, OPT_LINK_LOCAL))
 		live->link_local = s->live.link_local;
 	return 0;
 }
@@ -340,7 +484,7 @@ int settings_finish_load(struct settings *s, const char *cmd, struct why *why)
 	if (settings_layers(s, &base, why) || settings_select(s, &s->live, why) ||
 	    settings_check_bytes(&s->live, s->fixed.bytes, cmd, why))
 		return -1;
-	if (s->has_on_full && !s->live.new_sources.limit)
+	if (settings_given(s, OPT_ON_FULL) && !s->live.new_sources.limit)
 		return refuse(why, OPT_ON_FULL, "--on-table-full needs --new-sources N/DUR");
 	/*
 	 * Room per source: --max-layers, or the most layers asked for, by the

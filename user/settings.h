@@ -51,26 +51,120 @@ enum {
 	OPT_END /* one past the last */
 };
 
-/* `load`'s options and `set`'s, with their help (their commands' specs). */
-extern const struct opt_spec settings_load_opts[];
-extern const struct opt_spec settings_set_opts[];
-/* The words of those options that take one (set has some of them). */
-extern const struct opt_words settings_words[];
+/*
+ * How a setting's value is parsed, printed in a config file, and merged
+ * into the running settings by `set` (struct setting's kind).
+ */
+enum setting_kind {
+	SK_COMMAND,  /* not a setting: its command takes it (--force, --rules) */
+	SK_NUMBER,   /* a number in [min, max] */
+	SK_DURATION, /* a duration in [min, max] ns */
+	SK_LAYERS,   /* N/DUR, a layer more each time it is given */
+	SK_RATE,     /* N/DUR or off */
+	SK_WORD,     /* one of .words */
+	SK_PORTS,    /* a port list, or any */
+	SK_SWITCH,   /* no value: the bits .mask of its field become .on */
+};
 
-/* What `load` and `set` were asked for; has_* tell what was given. */
+/* When a config file shows a setting (struct setting's show). */
+enum setting_show {
+	SHOW_ALWAYS,
+	SHOW_ONE_LAYER,	  /* while there is one layer (--limit, --window) */
+	SHOW_LAYERS,	  /* while there are several (--layer) */
+	SHOW_NEW_SOURCES, /* while new sources are limited (--on-table-full) */
+	SHOW_SET,	  /* while its switch is on; else the note .unset */
+	SHOW_MATCH,	  /* a switch: while its field is as it sets it */
+};
+
+/* Which commands take a setting (struct setting's scope). */
+#define IN_LOAD	  1U
+#define IN_SET	  2U
+#define IN_CONFIG 4U /* a line of a config file, without the dashes */
+
+/*
+ * One option of `load` and `set`, all there is of it: what the help, the
+ * option parsing, the config file (parsed, printed, compared) and `set`'s
+ * merge into the running settings know of it come from its row in
+ * settings_table (settings.c). Its man page entry is written by hand.
+ */
+struct setting {
+	const char *name; /* without the leading "--"; a config file's word */
+	int id;		  /* OPT_* if code names it; 0: one past OPT_END is made */
+	unsigned int scope;
+	const char *arg, *help;		/* load's value name (NULL: none) and help */
+	const char *set_arg, *set_help; /* set's, if it is set's */
+	int set_pos;			/* its place in set's help, from 1 */
+	enum setting_kind kind;
+	size_t off, size;	  /* what it fills in struct settings */
+	size_t at;		  /* where a limiter's settings hold it (printed, merged by set) */
+	int merge;		  /* set merges it from .at into the running settings */
+	__u64 min, max;		  /* SK_NUMBER, SK_DURATION */
+	const struct word *words; /* SK_WORD, and what `help --options` lists */
+	__u64 mask, on;		  /* SK_SWITCH */
+	int pair;		  /* SK_SWITCH: its opposite (OPT_*), given with it */
+	const char *hint;	  /* after an invalid value's message */
+	int conf_pos;		  /* its group's place in a config file, from 1 */
+	enum setting_show show;
+	const char *unset; /* SHOW_SET: the comment when it is off */
+	/*
+	 * Its part of load's synopsis and of set's, after IFACE (NULL: in its
+	 * pair's); a leading '\n' starts a line.
+	 */
+	const char *form, *set_form;
+};
+
+struct settings;
+
+/* Every setting, in load's help order; ends with a NULL name. */
+extern const struct setting settings_table[];
+/* The setting of option id @opt, or NULL; the id of row @s. */
+const struct setting *setting_by_id(int opt);
+int setting_id(const struct setting *s);
+/* The value of setting @t in a limiter's settings @s (at .at). */
+__u64 setting_value(const struct setting *t, const struct settings *s);
+/* The setting named @name that @scope takes, or NULL. */
+const struct setting *setting_named(const char *name, unsigned int scope);
+
+/* `load`'s options and `set`'s, with their help (their commands' specs): made from settings_table. */
+extern struct opt_spec settings_load_opts[];
+extern struct opt_spec settings_set_opts[];
+/* Their synopses, after the command's name (their commands' forms). */
+extern const char *const settings_load_forms[];
+extern const char *const settings_set_forms[];
+/* The words of those options that take one (set has some of them). */
+extern struct opt_words settings_words[];
+
+#define SETTINGS_MAX 40 /* rows of settings_table, at most (OPT_END - OPT_LIMIT + 40 < 64 bits) */
+
+/* What `load` and `set` were asked for; settings_given tells what was given. */
 struct settings {
 	struct xdp_rl_live live;
 	struct xdp_rl_fixed fixed;
 	struct xdp_rl_layer one; /* --limit and --window */
-	int has_limit, has_window, has_align, has_dry, has_new, has_on_full;
-	int has_proto, has_dport, has_syn, has_link_local; /* into live.select, live.link_local */
-	unsigned int max_layers;			   /* --max-layers, 0 if not given */
-	const char *rules_path;				   /* --rules FILE, NULL if not given */
-	int new_rules; /* the rules below replace the limiter's (load --rules, apply) */
+	__u64 given;		 /* a bit per option id past OPT_LIMIT */
+	unsigned int max_layers; /* --max-layers, 0 if not given */
+	const char *rules_path;	 /* --rules FILE, NULL if not given */
+	int new_rules;		 /* the rules below replace the limiter's (load --rules, apply) */
 	struct rule_spec *rules;
 	size_t nrules;
 	int force;
 };
+
+/* Whether option @opt (OPT_*) was given in @s (a switch's opposite counts). */
+static inline int settings_given(const struct settings *s, int opt)
+{
+	return !!(s->given & (1ULL << (opt - OPT_LIMIT)));
+}
+
+/*
+ * `set`'s settings given in @s, merged into @next (the running ones): each
+ * one set merges (the layers, and --limit and --window into the first). The
+ * selector is settings_select's.
+ */
+void settings_merge(const struct settings *s, struct xdp_rl_live *next);
+/* Whether @s gives any setting of @scope; and their names, "--a, --b or --c", in @buf. */
+int settings_any(const struct settings *s, unsigned int scope);
+void settings_names(unsigned int scope, char *buf, size_t len);
 
 /* Why settings were refused: what is wrong, and what it is wrong with. */
 struct why {

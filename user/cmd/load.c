@@ -12,22 +12,12 @@
 #include "rules.h"
 #include "settings.h"
 
-static const char *const load_forms[] = {
-	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--per-key|--aligned]\n"
-	"[--bytes] [--v4-prefix LEN] [--v6-prefix LEN] [--max-sources N]\n"
-	"[--max-layers N] [--table buckets|lru] [--rules FILE] [--new-sources N/DUR\n"
-	"[--on-table-full pass|drop|aggregate]] [--proto P] [--dport LIST]\n"
-	"[--syn] [--link-local per-address|prefix|exempt] [--dry-run]\n"
-	"[--mode native|generic] [--force]",
-	NULL,
-};
-
 static int cmd_load(int argc, char **argv);
 
 const struct cmd_spec cmd_load_spec = {
 	.name = "load",
 	.run = cmd_load,
-	.forms = load_forms,
+	.forms = settings_load_forms,
 	.about = "Attach the limiter to IFACE. It keeps running after xdp-rl exits.\n",
 	.opts = settings_load_opts,
 	.words = settings_words,

@@ -235,26 +235,6 @@ static const char *const rule_forms[] = {
 	NULL,
 };
 
-/* rule_parse() and rule_list() parse these; the table is their help. */
-static const struct opt_spec rule_opts[] = {
-	{ "allow", 0, NULL, "never limited, still counted" },
-	{ "deny", 0, NULL, "always dropped" },
-	{ "layer", 0, "N/DUR",
-	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
-	{ "shared", 0, NULL, "one budget for the whole prefix (with --layer)" },
-	{ "proto", 0, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
-	{ "dport", 0, "LIST", "... to packets to these destination ports only (tcp, udp)" },
-	{ "syn", 0, NULL,
-	  "... to TCP SYNs without ACK only; the prefix's other packets\nare judged as if the rule did not exist" },
-	{ "json", 0, NULL, "rule list: one JSON object on stdout" },
-	{ NULL },
-};
-
-static const struct opt_words rule_words[] = {
-	{ "proto", proto_words },
-	{ NULL },
-};
-
 static int cmd_rule(int argc, char **argv);
 
 const struct cmd_spec cmd_rule_spec = {

@@ -15,20 +15,12 @@
 #include "settings.h"
 #include "sources.h"
 
-static const char *const set_forms[] = {
-	"IFACE [--limit N] [--window DUR | --layer N/DUR ...] [--dry-run|--enforce]\n"
-	"[--per-key|--aligned] [--new-sources N/DUR|off] [--on-table-full P]\n"
-	"[--proto P|any] [--dport LIST|any] [--syn|--no-syn]\n"
-	"[--link-local per-address|prefix|exempt]",
-	NULL,
-};
-
 static int cmd_set(int argc, char **argv);
 
 const struct cmd_spec cmd_set_spec = {
 	.name = "set",
 	.run = cmd_set,
-	.forms = set_forms,
+	.forms = settings_set_forms,
 	.about = "Change the running limiter's settings at once, without detaching it.\n",
 	.opts = settings_set_opts,
 	.words = settings_words,
@@ -63,7 +55,7 @@ static int cmd_set(int argc, char **argv)
 	struct limiter l;
 	const char *ifname;
 	const char *restart;
-	char desc[256];
+	char desc[256], names[512];
 	int opt, r;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_set_spec)) != -1) {
@@ -77,14 +69,11 @@ static int cmd_set(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cmd_no_more(argc, argv, "set", 1))
 		return EXIT_USAGE;
-	if (!s.has_limit && !s.has_window && !s.live.nlayers && !s.has_align && !s.has_dry &&
-	    !s.has_new && !s.has_on_full && !s.has_proto && !s.has_dport && !s.has_syn &&
-	    !s.has_link_local)
-		return usage_err("set", "set: nothing to change: give --limit, --window, "
-					"--layer, --dry-run, --enforce, --per-key, --aligned, "
-					"--new-sources, --on-table-full, --proto, --dport, --syn, "
-					"--no-syn or --link-local");
-	if (s.live.nlayers && (s.has_limit || s.has_window))
+	if (!settings_any(&s, IN_SET)) {
+		settings_names(IN_SET, names, sizeof(names));
+		return usage_err("set", "set: nothing to change: give %s", names);
+	}
+	if (s.live.nlayers && (settings_given(&s, OPT_LIMIT) || settings_given(&s, OPT_WINDOW)))
 		return usage_err("set", "set: give either --limit/--window or --layer, not both");
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") || lock_take(0) < 0 ||
@@ -93,7 +82,7 @@ static int cmd_set(int argc, char **argv)
 
 	next = *limiter_live(&l);
 	r = EXIT_FAIL;
-	if ((s.has_limit || s.has_window) && next.nlayers > 1) {
+	if ((settings_given(&s, OPT_LIMIT) || settings_given(&s, OPT_WINDOW)) && next.nlayers > 1) {
 		/* Refused for what runs, as a layer count it has no room for: exit 1. */
 		log_err("cannot change settings on '%s': it has %u layers, and --limit and "
 			"--window set one (give them all with --layer)",
@@ -107,23 +96,8 @@ static int cmd_set(int argc, char **argv)
 			s.live.nlayers);
 		goto out;
 	}
-	if (s.has_limit)
-		next.layer[0].limit = s.one.limit;
-	if (s.has_window)
-		next.layer[0].window_ns = s.one.window_ns;
-	if (s.live.nlayers) {
-		memcpy(next.layer, s.live.layer, sizeof(next.layer));
-		next.nlayers = s.live.nlayers;
-	}
-	if (s.has_align)
-		next.flags = (next.flags & ~XDP_RL_F_ALIGNED) | (s.live.flags & XDP_RL_F_ALIGNED);
-	if (s.has_dry)
-		next.flags = (next.flags & ~XDP_RL_F_DRY_RUN) | (s.live.flags & XDP_RL_F_DRY_RUN);
-	if (s.has_new)
-		next.new_sources = s.live.new_sources;
-	if (s.has_on_full)
-		next.on_full = s.live.on_full;
-	if (s.has_on_full && !next.new_sources.limit) {
+	settings_merge(&s, &next);
+	if (settings_given(&s, OPT_ON_FULL) && !next.new_sources.limit) {
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
