@@ -388,9 +388,11 @@ def test_what_config_prints_is_documented(bed, tmp_path):
 
 # ---- the completion ----------------------------------------------------------
 
-def complete(queries, cwd=None, completion=COMPLETION):
+def complete(queries, cwd=None, completion=COMPLETION, bindir=None):
     """What the completion offers for each query (the words after 'xdp-rl', the
-    last the one being completed): a set of words each."""
+    last the one being completed): a set of words each. The completion asks
+    the `xdp-rl` on PATH for its commands and options: this build's, or the
+    one in @bindir."""
     if not os.path.exists(BASH_COMPLETION):
         pytest.skip("bash-completion is not installed (scripts/deps.sh installs it)")
     script = [
@@ -402,8 +404,10 @@ def complete(queries, cwd=None, completion=COMPLETION):
         " local IFS=$'\\t'; printf '%s\\n' \"${COMPREPLY[*]}\"; }",
     ]
     script += ["q xdp-rl " + " ".join(shlex.quote(str(w)) for w in q) for q in queries]
+    path = f"{bindir or os.path.dirname(rlbed.BIN)}:{os.environ.get('PATH', '')}"
     r = subprocess.run(["bash", "--norc", "--noprofile", "-c", "\n".join(script)],
-                       capture_output=True, text=True, timeout=60, cwd=cwd)
+                       capture_output=True, text=True, timeout=60, cwd=cwd,
+                       env={**os.environ, "PATH": path})
     assert r.returncode == 0 and r.stderr == "", r
     lines = r.stdout.split("\n")[:-1]
     assert len(lines) == len(queries), r.stdout
@@ -414,7 +418,7 @@ def host_ifaces():
     return set(os.listdir("/sys/class/net"))
 
 
-def completion_problems(spec, tmp_path, completion=COMPLETION):
+def completion_problems(spec, tmp_path, completion=COMPLETION, bindir=None):
     where = "completion/xdp-rl"
     problems = []
     (tmp_path / "zz-file.conf").write_text("")
@@ -462,7 +466,8 @@ def completion_problems(spec, tmp_path, completion=COMPLETION):
                     [f"{where}: 'xdp-rl {cmd} {opt} <TAB>' offers {sorted(got)[:4]}...: it "
                      f"does not know that {opt} takes a value (end it with '=' in "
                      f"_xdp_rl_options)"] if got else [])
-    for got, check in zip(complete(queries, cwd=tmp_path, completion=completion), checks):
+    for got, check in zip(complete(queries, cwd=tmp_path, completion=completion, bindir=bindir),
+                          checks):
         problems += check(got)
     return problems
 
@@ -515,12 +520,17 @@ def test_help_readme_man_completion_and_units_agree_with_the_cli(xdp_rl, spec, t
 
 def test_the_checks_see_what_is_missing(spec, tmp_path):
     """The comparison itself fails when a place lacks something (an option
-    taken out of the man page's source and of the completion's lists)."""
-    man, comp = tmp_path / "xdp-rl.8.scd", tmp_path / "xdp-rl"
+    taken out of the man page's source; one the completion is not told of,
+    through an xdp-rl whose `help --options` lacks it)."""
+    man = tmp_path / "xdp-rl.8.scd"
     man.write_text(read(MAN_SRC).replace("*--mode* *native*|*generic*", "*--mod*"))
-    comp.write_text(read(COMPLETION).replace(" --mode=", " "))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "xdp-rl"
+    fake.write_text(f"#!/bin/sh\n{shlex.quote(rlbed.BIN)} \"$@\" | grep -v '^option\tload\t--mode'\n")
+    fake.chmod(0o755)
     got_man = man_problems(spec, str(man))
-    got_comp = completion_problems(spec, tmp_path, str(comp))
+    got_comp = completion_problems(spec, tmp_path, bindir=str(bindir))
     assert "doc/xdp-rl.8.scd: '## load' does not describe --mode (a line '*--mode* _MODE_' " \
         "with its description indented below)" in got_man, got_man
     assert "doc/xdp-rl.8.scd: '## load' describes --mod, which 'xdp-rl load' does not take" \
