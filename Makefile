@@ -15,8 +15,9 @@
 #   make install    the binary, man page, completion, units, examples under
 #                   $(PREFIX) (/usr/local), in $(DESTDIR); make uninstall
 #   make deb        a Debian package, build/xdp-rl_$(VERSION)_ARCH.deb
-#   make man        doc/xdp-rl.8 from doc/xdp-rl.8.scd (scdoc)
-#   make unit T=NAME  only the named unit tests (T="A B" or T=A,B; see --list)
+#   make man        doc/xdp-rl.8 and doc/xdp-rl.conf.5 from their .scd (scdoc)
+#   make unit T=PATTERN  only the unit tests whose names match (shell globs:
+#                   T='lru_*', T='config_*,rules_*' or "A B"; build/test_* --list)
 #   TABLE=lru       unit, model-test and e2e on the LRU table (load --table lru);
 #                   default buckets
 #   make crash-test every step of every state change killed (make test: a sample)
@@ -245,8 +246,12 @@ endif
 	$(Q)$(MAKE) --no-print-directory lint
 
 # make unit: test_user, then test_prog (both run; it fails if either fails).
-# T=NAME (or T="NAME NAME", T=NAME,NAME) runs those tests alone, each in the
-# binary that has it.
+# T=PATTERN (shell globs on the names: T='lru_*', T="A B", T=A,B) runs the
+# tests that match, in each binary that has one; a pattern that matches no
+# test is an error. Each test runs in a child process of its own (a crash
+# fails that test, the run goes on) and prints a line; XDP_RL_UNIT_VERBOSE=1
+# prints every assertion, XDP_RL_UNIT_TIMEOUT a test's time limit (300 s,
+# more with MODEL_SECONDS). tests/unit/unit.c says more.
 comma := ,
 UNIT_T := $(strip $(subst $(comma), ,$(T)))
 # The model test (tests/unit/test_model.c): MODEL_SECONDS (default 20),
@@ -264,11 +269,12 @@ endif
 TABLE_ENV := $(if $(TABLE),export XDP_RL_TEST_TABLE=$(TABLE) XDP_RL_E2E_TABLE=$(TABLE);)
 
 unit: $(UNIT_USER_BIN) $(UNIT_BIN)
-	$(Q)$(UNIT_ENV) $(MODEL_ENV) $(TABLE_ENV) s=0; u=; p=; \
+	$(Q)$(UNIT_ENV) $(MODEL_ENV) $(TABLE_ENV) set -f; s=0; u=; p=; \
 	for n in $(UNIT_T); do \
-		if $(UNIT_USER_BIN) --list | grep -qxF -- "$$n"; then u="$$u $$n"; \
-		elif $(UNIT_BIN) --list | grep -qxF -- "$$n"; then p="$$p $$n"; \
-		else echo "make unit: no test named '$$n'; the tests are:" >&2; \
+		m=; \
+		if $(UNIT_USER_BIN) --list "$$n" >/dev/null 2>&1; then u="$$u $$n"; m=1; fi; \
+		if $(UNIT_BIN) --list "$$n" >/dev/null 2>&1; then p="$$p $$n"; m=1; fi; \
+		if [ -z "$$m" ]; then echo "make unit: no test matches '$$n'; the tests are:" >&2; \
 			$(UNIT_USER_BIN) --list >&2; $(UNIT_BIN) --list >&2; exit 2; fi; \
 	done; \
 	if [ -z "$(UNIT_T)" ] || [ -n "$$u" ]; then $(UNIT_USER_BIN) $$u || s=$$?; fi; \
@@ -368,7 +374,7 @@ bench: $(BIN) $(BENCH_BIN)
 # to see it again (build/fuzz/fuzz_TARGET FILE). make test runs each for
 # FUZZ_TEST_SECONDS.
 FUZZ_DIR          := build/fuzz
-FUZZ_TARGETS      := config rules options lists
+FUZZ_TARGETS      := config rules options lists resp
 FUZZ_SECONDS      ?= 600
 FUZZ_TEST_SECONDS ?= 10
 FUZZ_CC           ?= $(CLANG)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * harness.h - the XDP program under BPF_PROG_TEST_RUN, for the tests of
- * build/test_prog (tests/unit/test_*.c but test_user.c).
+ * build/test_prog (tests/unit/test_*.c but test_user*.c).
  *
  * Each test loads its own program into a fresh struct env with env_open(),
  * on a test clock (cfg_fake_clock: the time is whatever fake_now_ns says,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * test_user_fleet.c - the fleet agent's logic without Redis or a kernel
- * (built into build/test_user): Redis's protocol (user/lib/resp.h), the
- * address and the back-off of user/lib/redis.h, and user/fleet.h's keys,
- * choice of windows and bookkeeping, run against source tables made in
+ * (built into build/test_user): user/fleet.h's keys, choice of windows and
+ * bookkeeping (Redis's protocol and the connection's address and back-off:
+ * test_user_resp.c, test_user_redis.c), run against source tables made in
  * memory and a Redis played by the test (INCRBY, GET, EXPIRE on a table of
  * keys), so that two agents sharing one "Redis" can be followed command
  * by command.
@@ -19,147 +19,6 @@
 #include "unit.h"
 
 #define SEC_NS 1000000000ULL
-
-/* ---- resp ------------------------------------------------------------------------- */
-
-UNIT_TEST(resp_cmd)
-{
-	const char *argv[] = { "INCRBY", "xdp-rl:a:b", "12" };
-	struct resp_buf b = {};
-
-	ASSERT_EQ(resp_cmd(&b, 3, argv, NULL), 0, "resp_cmd: a command is written");
-	ASSERT_EQ(b.len, strlen("*3\r\n$6\r\nINCRBY\r\n$10\r\nxdp-rl:a:b\r\n$2\r\n12\r\n"),
-		  "resp_cmd: an array of three bulk strings");
-	ASSERT_TRUE(!memcmp(b.p, "*3\r\n$6\r\nINCRBY\r\n$10\r\nxdp-rl:a:b\r\n$2\r\n12\r\n", b.len),
-		    "resp_cmd: byte for byte");
-	resp_buf_consume(&b, 4);
-	ASSERT_TRUE(!memcmp(b.p, "$6\r\n", 4), "resp_buf_consume: what is left moves up");
-	resp_buf_free(&b);
-}
-
-UNIT_TEST(resp_parse)
-{
-	static const struct {
-		const char *in;
-		enum resp_type type;
-		long long n;
-		const char *s;
-	} ok[] = {
-		{ "+OK\r\n", RESP_STATUS, 0, "OK" },
-		{ "-ERR wrong type\r\n", RESP_ERROR, 0, "ERR wrong type" },
-		{ ":42\r\n", RESP_INT, 42, NULL },
-		{ ":-7\r\n", RESP_INT, -7, NULL },
-		{ "$3\r\nabc\r\n", RESP_BULK, 3, "abc" },
-		{ "$0\r\n\r\n", RESP_BULK, 0, "" },
-		{ "$-1\r\n", RESP_NIL, -1, NULL },
-		{ "*-1\r\n", RESP_NIL, -1, NULL },
-		{ "*2\r\n:1\r\n$1\r\na\r\n", RESP_ARRAY, 2, NULL },
-	};
-	static const char *const bad[] = {
-		"?what\r\n",
-		":12a\r\n",
-		":\r\n",
-		"$-2\r\n",
-		"$3\r\nabcd\r\n",
-		":1\r\r",
-		":99999999999999999999\r\n",
-	};
-	struct resp_reply r;
-	long long v;
-	size_t i, k, len;
-	long n;
-
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		len = strlen(ok[i].in);
-		n = resp_parse(ok[i].in, len, &r);
-		ASSERT_EQ(n, (long)len, "resp_parse: %zu: all of it is one reply", i);
-		ASSERT_EQ(r.type, ok[i].type, "resp_parse: %zu: its type", i);
-		if (ok[i].type == RESP_INT || ok[i].type == RESP_ARRAY || ok[i].type == RESP_NIL)
-			ASSERT_EQ(r.n, ok[i].n, "resp_parse: %zu: its number", i);
-		if (ok[i].s)
-			ASSERT_TRUE(r.len == strlen(ok[i].s) && !memcmp(r.s, ok[i].s, r.len),
-				    "resp_parse: %zu: its text", i);
-		/* Every cut short is "not all there yet", never an error or a reply. */
-		for (k = 0; k < len; k++)
-			if (resp_parse(ok[i].in, k, &r) != 0)
-				break;
-		ASSERT_EQ(k, len, "resp_parse: %zu: each prefix waits for more", i);
-	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ASSERT_EQ(resp_parse(bad[i], strlen(bad[i]), &r), -1L,
-			  "resp_parse: bad reply %zu is refused", i);
-	ASSERT_EQ(resp_parse(":1\r\n:2\r\n", 8, &r), 4L, "resp_parse: one reply at a time");
-	resp_parse("$3\r\n123\r\n", 9, &r);
-	ASSERT_TRUE(!resp_int(&r, &v) && v == 123, "resp_int: a bulk of digits (GET) is a number");
-	resp_parse("$3\r\n12a\r\n", 9, &r);
-	ASSERT_EQ(resp_int(&r, &v), -1, "resp_int: a bulk of anything else is not");
-	resp_parse("$-1\r\n", 5, &r);
-	ASSERT_TRUE(!resp_int(&r, &v) && v == 0, "resp_int: nil (no key) is 0");
-}
-
-/* ---- redis: the address, the back-off ---------------------------------------------- */
-
-UNIT_TEST(redis_parse_addr)
-{
-	static const struct {
-		const char *in, *host, *port;
-	} ok[] = {
-		{ "198.18.200.1:6379", "198.18.200.1", "6379" },
-		{ "[2001:2::1]:6380", "2001:2::1", "6380" },
-		{ "[2001:2::1]", "2001:2::1", "6379" },
-		{ "2001:2::1", "2001:2::1", "6379" },
-		{ "redis.example:7000", "redis.example", "7000" },
-		{ "redis", "redis", "6379" },
-	};
-	static const char *const bad[] = { "",	   ":6379",  "host:0", "host:65536", "host:6x",
-					   "[::1", "[::1]x", "a b:1",  "host:" };
-	struct redis r;
-	size_t i;
-
-	redis_init(&r);
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		ASSERT_STREQ(redis_parse_addr(&r, ok[i].in), NULL, "redis_parse_addr: '%s'",
-			     ok[i].in);
-		ASSERT_STREQ(r.host, ok[i].host, "redis_parse_addr: '%s': the host", ok[i].in);
-		ASSERT_STREQ(r.port, ok[i].port, "redis_parse_addr: '%s': the port", ok[i].in);
-	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ASSERT_TRUE(redis_parse_addr(&r, bad[i]) != NULL,
-			    "redis_parse_addr: '%s' is refused", bad[i]);
-	/* Said back as it is written: an IPv6 address in brackets. */
-	ASSERT_STREQ(redis_parse_addr(&r, "[2001:2::1]:7000"), NULL, "redis_where: parsed");
-	ASSERT_STREQ(redis_where(&r), "[2001:2::1]:7000", "redis_where: IPv6 in brackets");
-	ASSERT_STREQ(redis_parse_addr(&r, "198.18.0.1"), NULL, "redis_where: parsed");
-	ASSERT_STREQ(redis_where(&r), "198.18.0.1:6379", "redis_where: IPv4 bare");
-	redis_free(&r);
-}
-
-UNIT_TEST(backoff)
-{
-	struct backoff b = { .base_ms = 100, .cap_ms = 1000 };
-	static const __u64 low[] = { 50, 100, 200, 400, 500, 500 };
-	static const __u64 high[] = { 100, 200, 400, 800, 1000, 1000 };
-	size_t i;
-
-	for (i = 0; i < 6; i++)
-		ASSERT_EQ(backoff_next(&b, 0), low[i], "backoff: failure %zu, the shortest draw",
-			  i);
-	b.failures = 0;
-	for (i = 0; i < 6; i++)
-		ASSERT_EQ(backoff_next(&b, high[i] / 2), high[i],
-			  "backoff: failure %zu, the longest draw", i);
-	b.failures = 0;
-	for (i = 0; i < 6; i++) {
-		__u64 d = backoff_next(&b, 7919 * (i + 1));
-
-		ASSERT_TRUE(d >= low[i] && d <= high[i], "backoff: failure %zu within [%llu, %llu]",
-			    i, (unsigned long long)low[i], (unsigned long long)high[i]);
-	}
-	backoff_reset(&b);
-	ASSERT_TRUE(backoff_next(&b, 12345) <= 100, "backoff: after a success, the base again");
-	b.failures = 1000;
-	ASSERT_TRUE(backoff_next(&b, 1) <= 1000, "backoff: never past the cap, however many");
-}
 
 /* ---- fleet: the pure parts ------------------------------------------------------------ */
 

@@ -4,25 +4,57 @@
  * binaries (build/test_prog, build/test_user).
  *
  *   TEST_BINARY              run every test
- *   TEST_BINARY NAME...      run the named ones (names may also be separated by commas)
- *   TEST_BINARY --list       list the names, one a line
+ *   TEST_BINARY PATTERN...   run the tests whose names match (shell globs:
+ *                            'lru_*'; also PATTERN,PATTERN)
+ *   TEST_BINARY --list [PATTERN...]  list the names, one a line
+ *   -v, XDP_RL_UNIT_VERBOSE=1  print every assertion, passed or not
+ *   --no-fork, XDP_RL_UNIT_FORK=0  run the tests in this process (a debugger)
  *
- * Exit status: 0 when every assertion held, 1 when one failed (or a test
- * skipped for want of privileges while CI is set), 2 for an unknown name.
+ * Quiet by default: a line per test ("ok - NAME", "FAIL - NAME: why",
+ * "skip - NAME: why"), every failed assertion before it with file:line,
+ * and a summary. Each test runs in a child process of its own: a crash
+ * (a signal, a sanitizer's report, an exit) fails that test alone, named
+ * with the signal or the status, and the run goes on. A test still running
+ * after XDP_RL_UNIT_TIMEOUT seconds (300; 0: no limit), plus twice
+ * XDP_RL_MODEL_SECONDS when that is set (the model test runs that long), is
+ * killed and fails.
+ *
+ * Exit status: 0 when every test passed or skipped, 1 when one failed (or a
+ * test skipped for want of privileges while CI is set), 2 for a pattern
+ * that matches no test, or a bad option.
  */
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "unit.h"
 
 /* Made by the linker around the section UNIT_TEST puts each test in. */
 extern const struct unit_test __start_unit_tests[], __stop_unit_tests[];
 
-static int passed, failed, skipped; /* assertions passed and failed; tests skipped */
+/*
+ * The counts of a run. The running test's are in memory shared with the
+ * child process that runs it, so that they outlive a crash.
+ */
+struct unit_counts {
+	int passed, failed;	/* assertions, in every test run so far */
+	int checks, cur_failed; /* the running test's assertions, and its failures */
+	int skipped;		/* the running test skipped */
+	int header;		/* the running test's "# NAME" line is out */
+	char why[160];		/* why it skipped */
+};
+
+static struct unit_counts local_counts, *cnt = &local_counts;
 static const struct unit_test *current;
-static int cur_checks, cur_failed, cur_skipped;
+static int verbose;
 
 const char *unit_name(void)
 {
@@ -31,20 +63,31 @@ const char *unit_name(void)
 
 /* ---- Assertions ----------------------------------------------------------- */
 
-/* "ok - DESCRIPTION" or "FAIL - DESCRIPTION"; the caller adds why on failure. */
-static int verdict(int ok, const char *fmt, va_list ap)
+/* The "# NAME (FILE:LINE)" line above what a test prints: always with -v, else before a failure. */
+static void header(void)
 {
+	if (cnt->header || !current)
+		return;
+	printf("# %s (%s:%d)\n", current->name, current->file, current->line);
+	cnt->header = 1;
+}
+
+/* "FAIL - DESCRIPTION" (the caller adds why), or "ok - DESCRIPTION" with -v. */
+static void verdict(int ok, const char *fmt, va_list ap)
+{
+	cnt->checks++;
+	if (ok) {
+		cnt->passed++;
+	} else {
+		cnt->failed++;
+		cnt->cur_failed++;
+	}
+	if (ok && !verbose)
+		return;
+	header();
 	printf("%s - ", ok ? "ok" : "FAIL");
 	vprintf(fmt, ap);
 	putchar('\n');
-	cur_checks++;
-	if (ok) {
-		passed++;
-	} else {
-		failed++;
-		cur_failed++;
-	}
-	return ok;
 }
 
 static int is_neg(struct unit_val v)
@@ -186,21 +229,21 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 	printf("  %s:%d: in test %s\n", file, line, unit_name());
 }
 
+/* The reason is kept for the test's line ("skip - NAME: why"); a CI failure is printed at once. */
 static void skip(int privilege, const char *fmt, va_list ap)
 {
 	int fail = privilege && getenv("CI");
 
-	printf("%s - %s: ", fail ? "FAIL" : "skip", unit_name());
-	vprintf(fmt, ap);
+	vsnprintf(cnt->why, sizeof(cnt->why), fmt, ap);
 	if (fail) {
-		printf(" (CI is set: a skip for want of privileges fails)");
-		failed++;
-		cur_failed++;
-	} else {
-		skipped++;
+		header();
+		printf("FAIL - %s: %s (CI is set: a skip for want of privileges fails)\n",
+		       unit_name(), cnt->why);
+		cnt->checks++;
+		cnt->failed++;
+		cnt->cur_failed++;
 	}
-	putchar('\n');
-	cur_skipped = 1;
+	cnt->skipped = 1;
 }
 
 void unit_skip(const char *fmt, ...)
@@ -286,87 +329,199 @@ static int load_tests(void)
 	return 0;
 }
 
-static const struct unit_test *find(const char *name)
+static void list(FILE *f, const struct unit_test **sel, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < ntests; i++)
-		if (!strcmp(tests[i]->name, name))
-			return tests[i];
-	return NULL;
-}
-
-static void list(FILE *f)
-{
-	size_t i;
-
-	for (i = 0; i < ntests; i++)
-		fprintf(f, "%s\n", tests[i]->name);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n", sel[i]->name);
 }
 
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [--list] [NAME...]\n"
-		"  no NAME: run every test; NAME...: run those (also NAME,NAME);\n"
-		"  --list: the names, one a line\n",
+		"usage: %s [-v] [--no-fork] [--list] [PATTERN...]\n"
+		"  no PATTERN: run every test; PATTERN...: the tests whose names match\n"
+		"  (shell globs, 'lru_*'; also PATTERN,PATTERN);\n"
+		"  --list: the names, one a line; -v: every assertion, passed or not;\n"
+		"  --no-fork: every test in this process (no crash isolation, no time limit)\n",
 		prog);
 }
 
-static void run(const struct unit_test *t)
+/* An environment variable as a number, or @def. */
+static long env_long(const char *name, long def)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtol(v, &end, 10);
+	return *end || n < 0 ? def : n;
+}
+
+/* Add the tests whose names match @pat to @sel (each once): how many match it. */
+static size_t select_pattern(const char *pat, const struct unit_test **sel, size_t *nsel)
+{
+	size_t i, j, matched = 0;
+
+	for (i = 0; i < ntests; i++) {
+		if (fnmatch(pat, tests[i]->name, 0))
+			continue;
+		matched++;
+		for (j = 0; j < *nsel && sel[j] != tests[i]; j++)
+			;
+		*nsel += j == *nsel;
+		sel[j] = tests[i];
+	}
+	return matched;
+}
+
+/* Parse the command line into @sel: 0 to run, 1 done (--list, --help), 2 usage error. */
+static int select_tests(int argc, char **argv, const struct unit_test **sel, size_t *nsel,
+			int *fork_each)
+{
+	int a, listing = 0, patterns = 0;
+	char *pat, *save;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--list") || !strcmp(argv[a], "-l")) {
+			listing = 1;
+		} else if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+			usage(stdout, argv[0]);
+			return 1;
+		} else if (!strcmp(argv[a], "--verbose") || !strcmp(argv[a], "-v")) {
+			verbose = 1;
+		} else if (!strcmp(argv[a], "--no-fork")) {
+			*fork_each = 0;
+		} else if (argv[a][0] == '-') {
+			usage(stderr, argv[0]);
+			return 2;
+		} else {
+			for (pat = strtok_r(argv[a], ", ", &save); pat;
+			     pat = strtok_r(NULL, ", ", &save)) {
+				patterns++;
+				if (select_pattern(pat, sel, nsel))
+					continue;
+				fprintf(stderr, "%s: no test matches '%s'; the tests are:\n",
+					argv[0], pat);
+				list(stderr, tests, ntests);
+				return 2;
+			}
+		}
+	}
+	if (!patterns) {
+		memcpy(sel, tests, ntests * sizeof(*sel));
+		*nsel = ntests;
+	}
+	if (listing) {
+		list(stdout, sel, *nsel);
+		return 1;
+	}
+	return 0;
+}
+
+static void run_here(const struct unit_test *t)
 {
 	current = t;
-	cur_checks = cur_failed = cur_skipped = 0;
-	printf("# %s (%s:%d)\n", t->name, t->file, t->line);
+	if (verbose)
+		header();
 	t->fn();
-	if (!cur_checks && !cur_skipped) {
-		printf("FAIL - %s: asserted nothing\n", t->name);
-		failed++;
-		cur_failed++;
-	}
 	fflush(stdout);
 	current = NULL;
 }
 
-/* Parse the command line into @sel: 0 to run, 1 done (--list, --help), 2 usage error. */
-static int select_tests(int argc, char **argv, const struct unit_test **sel, size_t *nsel)
+/*
+ * Run @t in a child process, waiting at most @timeout seconds (0: no limit).
+ * 0 when it ran to its end, else why not, in @why.
+ */
+static int run_child(const struct unit_test *t, long timeout, char *why, size_t len)
 {
-	char *name, *save;
-	size_t i;
-	int a;
+	struct timespec left = { timeout, 0 }, t0, t1;
+	sigset_t chld;
+	int status;
+	pid_t pid;
 
-	for (a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--list") || !strcmp(argv[a], "-l")) {
-			list(stdout);
-			return 1;
-		}
-		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-			usage(stdout, argv[0]);
-			return 1;
-		}
-		if (argv[a][0] == '-') {
-			usage(stderr, argv[0]);
-			return 2;
-		}
-		for (name = strtok_r(argv[a], ", ", &save); name;
-		     name = strtok_r(NULL, ", ", &save)) {
-			sel[*nsel] = find(name);
-			if (!sel[*nsel]) {
-				fprintf(stderr, "%s: no test named '%s'; the tests are:\n", argv[0],
-					name);
-				list(stderr);
-				return 2;
-			}
-			/* A name given twice still runs its test once. */
-			for (i = 0; i < *nsel && sel[i] != sel[*nsel]; i++)
-				;
-			*nsel += i == *nsel;
-		}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "cannot fork: %s", strerror(errno));
+		return -1;
 	}
-	if (argc < 2) {
-		memcpy(sel, tests, ntests * sizeof(*sel));
-		*nsel = ntests;
+	if (!pid) {
+		sigprocmask(SIG_UNBLOCK, &chld, NULL);
+		run_here(t);
+		exit(0); /* exit, not _exit: stdio flushed, the leak checker run */
 	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (!timeout) {
+			if (waitpid(pid, &status, 0) == pid)
+				break;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (sigtimedwait(&chld, NULL, &left) < 0 && errno == EAGAIN) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			snprintf(why, len, "still running after %ld s, killed", timeout);
+			return -1;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		left.tv_sec -= t1.tv_sec - t0.tv_sec;
+		left.tv_nsec -= t1.tv_nsec - t0.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_nsec += 1000000000L;
+			left.tv_sec--;
+		}
+		if (left.tv_sec < 0)
+			left.tv_sec = left.tv_nsec = 0;
+	}
+	if (WIFSIGNALED(status)) {
+		snprintf(why, len, "crashed: signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+		return -1;
+	}
+	if (WEXITSTATUS(status)) {
+		snprintf(why, len, "exited with status %d (a sanitizer's report above?)",
+			 WEXITSTATUS(status));
+		return -1;
+	}
+	return 0;
+}
+
+/* Run @t and print its line: 1 if it failed. */
+static int run(const struct unit_test *t, int fork_each, long timeout)
+{
+	char why[200] = "";
+	int ended = 0;
+
+	cnt->checks = cnt->cur_failed = cnt->skipped = cnt->header = 0;
+	cnt->why[0] = '\0';
+	if (fork_each)
+		ended = run_child(t, timeout, why, sizeof(why));
+	else
+		run_here(t);
+	if (!ended && !cnt->checks && !cnt->skipped) {
+		snprintf(why, sizeof(why), "asserted nothing");
+		ended = -1;
+	}
+	if (ended) {
+		cnt->failed++;
+		printf("FAIL - %s: %s\n", t->name, why);
+		return 1;
+	}
+	if (cnt->cur_failed) {
+		printf("FAIL - %s: %d of %d checks failed\n", t->name, cnt->cur_failed,
+		       cnt->checks);
+		return 1;
+	}
+	if (cnt->skipped)
+		printf("skip - %s: %s\n", t->name, cnt->why);
+	else
+		printf("ok - %s (%d check%s)\n", t->name, cnt->checks, cnt->checks == 1 ? "" : "s");
 	return 0;
 }
 
@@ -374,30 +529,48 @@ int main(int argc, char **argv)
 {
 	const struct unit_test **sel = NULL;
 	const char **failed_names = NULL;
-	size_t nsel = 0, nfailed = 0, i;
-	int ret = 2;
+	size_t nsel = 0, nfailed = 0, nskipped = 0, i;
+	int ret = 2, fork_each = env_long("XDP_RL_UNIT_FORK", 1) != 0;
+	long timeout = env_long("XDP_RL_UNIT_TIMEOUT", 300);
+	sigset_t chld;
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* every line out before a crash */
+	verbose = env_long("XDP_RL_UNIT_VERBOSE", 0) != 0;
+	if (timeout)
+		timeout += 2 * env_long("XDP_RL_MODEL_SECONDS", 0);
 	if (load_tests())
 		goto out;
-	/* Room for every test, and for the one name looked up past them. */
 	sel = calloc(ntests + 1, sizeof(*sel));
 	failed_names = calloc(ntests + 1, sizeof(*failed_names));
 	if (!sel || !failed_names) {
 		perror("unit");
 		goto out;
 	}
-	ret = select_tests(argc, argv, sel, &nsel);
+	ret = select_tests(argc, argv, sel, &nsel, &fork_each);
 	if (ret) {
 		ret = ret == 1 ? 0 : 2;
 		goto out;
 	}
+	if (fork_each) {
+		cnt = mmap(NULL, sizeof(*cnt), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			   -1, 0);
+		if (cnt == MAP_FAILED) {
+			perror("unit: mmap");
+			cnt = &local_counts;
+			ret = 2;
+			goto out;
+		}
+		memset(cnt, 0, sizeof(*cnt));
+		/* SIGCHLD waits in its queue for sigtimedwait (the children unblock it). */
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &chld, NULL);
+	}
 	for (i = 0; i < nsel; i++) {
-		int before = failed;
-
-		run(sel[i]);
-		if (failed != before)
+		if (run(sel[i], fork_each, timeout))
 			failed_names[nfailed++] = sel[i]->name;
+		else
+			nskipped += cnt->skipped != 0;
 	}
 	if (nfailed) {
 		printf("failed:");
@@ -405,12 +578,16 @@ int main(int argc, char **argv)
 			printf(" %s", failed_names[i]);
 		printf(" (run one alone: make unit T=%s)\n", failed_names[0]);
 	}
-	printf("%d passed, %d failed", passed, failed);
-	if (skipped)
-		printf(", %d skipped", skipped);
-	putchar('\n');
-	ret = failed ? 1 : 0;
+	/* "N passed" first: tests/kernels/suite.sh takes the line that starts so. */
+	printf("%zu passed, %zu failed", nsel - nfailed - nskipped, nfailed);
+	if (nskipped)
+		printf(", %zu skipped", nskipped);
+	printf(" of %zu test%s (%d assertions, %d failed)\n", nsel, nsel == 1 ? "" : "s",
+	       cnt->passed + cnt->failed, cnt->failed);
+	ret = nfailed ? 1 : 0;
 out:
+	if (cnt != &local_counts)
+		munmap(cnt, sizeof(*cnt));
 	free(sel);
 	free(failed_names);
 	free(tests);

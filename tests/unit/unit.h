@@ -2,7 +2,7 @@
 /*
  * unit.h - tests registered by name, and the assertions they make. Shared by
  * build/test_prog (the XDP program, tests/unit/harness.h) and
- * build/test_user (user-space code only, tests/unit/test_user.c).
+ * build/test_user (user-space code only, tests/unit/test_user*.c).
  *
  * A test:
  *
@@ -12,11 +12,14 @@
  *	}
  *
  * is registered under its name (here "window") in the section unit_tests;
- * the binary runs every test, the ones named on its command line, or lists
- * them (--list). Names are unique across both binaries: `make unit T=NAME`
- * finds the binary that has NAME.
+ * the binary runs every test, or those whose names match the patterns on
+ * its command line ('window*'), or lists them (--list), each test in a
+ * child process of its own (unit.c). Names are unique across both
+ * binaries: `make unit T=PATTERN` runs the matches in each binary. Name a
+ * test for what it checks, one thing a test.
  *
- * An assertion prints "ok - DESCRIPTION" and returns 1, or prints
+ * An assertion that holds returns 1 and prints nothing ("ok - DESCRIPTION"
+ * with -v or XDP_RL_UNIT_VERBOSE=1); one that fails prints
  * "FAIL - DESCRIPTION", then file:line, the expression and its values, and
  * returns 0; the test goes on to its end either way unless it returns (do so
  * only where going on is meaningless: `if (!ASSERT_...) return;`).

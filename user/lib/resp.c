@@ -65,13 +65,21 @@ int resp_cmd(struct resp_buf *b, int argc, const char *const *argv, const size_t
 	return 0;
 }
 
-/* The line at @p (up to "\r\n"): its length without them, 0 if not all there, -1 if bad. */
+/* No line is longer (the limit is on the line, however its bytes come in). */
+#define RESP_LINE_MAX (64 * 1024)
+
+/*
+ * The line at @p (up to "\r\n"): its length without them, 0 if not all
+ * there, -1 if bad (empty, with no type byte, or too long).
+ */
 static long line_len(const char *p, size_t len)
 {
-	const char *cr = memchr(p, '\r', len);
+	const char *cr = memchr(p, '\r', len > RESP_LINE_MAX ? RESP_LINE_MAX + 1 : len);
 
 	if (!cr)
-		return len > 64 * 1024 ? -1 : 0; /* no line is that long */
+		return len > RESP_LINE_MAX ? -1 : 0;
+	if (cr == p)
+		return -1;
 	if ((size_t)(cr - p) + 1 >= len)
 		return 0;
 	return cr[1] == '\n' ? cr - p : -1;
