@@ -41,7 +41,7 @@ const struct setting settings_table[] = {
 
 	{ "window", OPT_WINDOW, IN_LOAD | IN_SET | IN_CONFIG, "DUR",
 	  "window length: a number and ns|us|ms|s|m|h|d, 1ms..366d\n(default 1s)", "DUR",
-	  "applies to windows opened from now on; an open window\nthat would end more than DUR + 1s from now ends at once",
+	  "applies to open windows too: each lasts DUR from when\nit began (one older than DUR is over at once)",
 	  2, SK_DURATION, FIELD(one.window_ns), AT(live.layer[0].window_ns), 1,
 	  .min = WINDOW_MIN_NS, .max = WINDOW_MAX_NS, .conf_pos = 2, .show = SHOW_ONE_LAYER,
 	  .form = "[--window DUR | --layer N/DUR ...]",

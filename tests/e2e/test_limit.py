@@ -335,6 +335,25 @@ def test_set_window_shortens_open_window(bed):
     assert bed.stats()["new_windows"] == 2
 
 
+def test_set_window_lengthens_open_window(bed):
+    """A longer `set --window` lengthens open windows too: a 2s window, made
+    30s, still holds its count after 2s, and ends 30s after it began."""
+    src = "198.19.16.2"
+    limit = 10
+    bed.nft_counters(per_source_rules([src]))
+    bed.load("--limit", limit, "--window", "2s")
+    bed.send(src, 15)
+    began = time.monotonic()
+    assert bed.counts()[src] == limit
+    bed.xdp_ok("set", bed.rx_if, "--window", "30s")
+    time.sleep(max(0.0, began + 2.5 - time.monotonic()))
+    bed.send(src, 5)
+    assert bed.counts()[src] == limit, "past its old end, the window still holds its count"
+    g = bed.get(src)
+    assert g["count"] == 20 and 25000 < g["expires_in_ms"] <= 28000, g
+    assert bed.stats()["new_windows"] == 1
+
+
 @pytest.mark.parametrize("load_opt,set_opt,alignment", [
     ("--per-key", "--aligned", "aligned"), ("--aligned", "--per-key", "per-key")])
 def test_set_alignment_restarts_windows(bed, load_opt, set_opt, alignment):
