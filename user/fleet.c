@@ -241,9 +241,9 @@ static const struct fleet_set *find_set(const struct fleet *f, __u32 lsid, __u32
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		if (f->sets[mid].shared || f->sets[mid].lsid > lsid)
+		if (f->sets[mid].ls.shared || f->sets[mid].ls.lsid > lsid)
 			hi = mid;
-		else if (f->sets[mid].lsid < lsid)
+		else if (f->sets[mid].ls.lsid < lsid)
 			lo = mid + 1;
 		else {
 			*idx = mid;
@@ -309,7 +309,7 @@ static void scan_window(struct scan *sc, __u32 t, __u64 index, __u32 layer, __u6
 			const __u32 k[4], const struct xdp_rl_state *st, __u32 si)
 {
 	struct fleet *f = sc->f;
-	const struct xdp_rl_layer *lay = &f->sets[si].lay[layer];
+	const struct xdp_rl_layer *lay = &f->sets[si].ls.lay[layer];
 	struct fleet_entry *e = NULL;
 	struct fleet_cand c;
 	__u64 id = fleet_id(t, index, layer), gen = xdp_rl_gen_of_count(st->count_gen);
@@ -369,7 +369,7 @@ static int scan_element(const struct mt_entry *e, void *ctx)
 	if (!set)
 		return 0;
 	place = fleet_lru_place(e->k, e->lsid);
-	n = set->n < f->t[sc->t].layers ? set->n : f->t[sc->t].layers;
+	n = set->ls.n < f->t[sc->t].layers ? set->ls.n : f->t[sc->t].layers;
 	for (layer = 0; layer < n && layer < XDP_RL_MAX_LAYERS; layer++)
 		scan_window(sc, sc->t, place, layer, e->lsid, e->k, &e->w[layer], si);
 	return 0;
@@ -405,7 +405,7 @@ static void scan_table(struct scan *sc, __u32 t)
 		if ((tag & XDP_RL_TAG_FLAGS) != XDP_RL_TAG_LIVE)
 			continue;
 		lsid = xdp_rl_tag_lsid(tag);
-		if (!set || set->lsid != lsid)
+		if (!set || set->ls.lsid != lsid)
 			set = find_set(f, lsid, &si);
 		if (!set)
 			continue;
@@ -415,7 +415,7 @@ static void scan_table(struct scan *sc, __u32 t)
 		else
 			k[0] = tag >> 32;
 		mt_read_windows(mt, s, w.layer);
-		n = set->n < mt->layers ? set->n : mt->layers;
+		n = set->ls.n < mt->layers ? set->ls.n : mt->layers;
 		for (layer = 0; layer < n && layer < XDP_RL_MAX_LAYERS; layer++)
 			scan_window(sc, t, i, layer, tag, k, &w.layer[layer], si);
 	}
@@ -430,11 +430,11 @@ static void scan_shared(struct scan *sc)
 	size_t i;
 
 	for (i = 0; i < f->nsets; i++) {
-		if (!f->sets[i].shared || !f->read_shared ||
-		    f->read_shared(f->shared_ctx, f->sets[i].rule_id, &w))
+		if (!f->sets[i].ls.shared || !f->read_shared ||
+		    f->read_shared(f->shared_ctx, f->sets[i].ls.rule_id, &w))
 			continue;
-		for (layer = 0; layer < f->sets[i].n && layer < XDP_RL_MAX_LAYERS; layer++)
-			scan_window(sc, XDP_RL_T_SHARED, f->sets[i].rule_id, layer, 0, none,
+		for (layer = 0; layer < f->sets[i].ls.n && layer < XDP_RL_MAX_LAYERS; layer++)
+			scan_window(sc, XDP_RL_T_SHARED, f->sets[i].ls.rule_id, layer, 0, none,
 				    &w.layer[layer], i);
 	}
 }
@@ -574,7 +574,7 @@ static int queue_window(struct fleet *f, const struct fleet_cand *c, struct redi
 	__u32 t = c->id >> 40;
 	int n;
 
-	if (set->shared)
+	if (set->ls.shared)
 		snprintf(who, sizeof(who), "%s", set->who);
 	else
 		fleet_who(f, t, c->k, who, sizeof(who));
@@ -781,12 +781,8 @@ static int rule_set(const struct rule_spec *r, void *ctx)
 	if (!s)
 		return 1;
 	fmt_prefix(&r->addr, r->prefix, p, sizeof(p));
-	s->lsid = r->rule.lsid;
-	s->n = r->rule.nlayers;
-	memcpy(s->lay, r->rule.layer, sizeof(s->lay));
-	s->rule_id = r->rule.id;
-	if (r->rule.flags & XDP_RL_RULE_F_SHARED) {
-		s->shared = 1;
+	limit_set_rule(r, &s->ls);
+	if (s->ls.shared) {
 		snprintf(s->scope, sizeof(s->scope), "shared");
 		snprintf(s->who, sizeof(s->who), "%s", p);
 	} else {
@@ -799,10 +795,11 @@ static int rule_set(const struct rule_spec *r, void *ctx)
 static int by_set(const void *a, const void *b)
 {
 	const struct fleet_set *x = a, *y = b;
-	__u32 kx = x->shared ? x->rule_id : x->lsid, ky = y->shared ? y->rule_id : y->lsid;
+	__u32 kx = x->ls.shared ? x->ls.rule_id : x->ls.lsid,
+	      ky = y->ls.shared ? y->ls.rule_id : y->ls.lsid;
 
-	if (x->shared != y->shared)
-		return x->shared - y->shared;
+	if (x->ls.shared != y->ls.shared)
+		return x->ls.shared - y->ls.shared;
 	return kx < ky ? -1 : kx > ky;
 }
 
@@ -813,9 +810,7 @@ int fleet_load_sets(struct fleet *f, const struct limiter *l)
 	struct fleet_set *s = set_add(&g);
 
 	if (s) {
-		s->lsid = live->lsid;
-		s->n = live->nlayers;
-		memcpy(s->lay, live->layer, sizeof(s->lay));
+		limit_set_global(live, &s->ls);
 		snprintf(s->scope, sizeof(s->scope), "all");
 		rules_foreach(l->fd, rule_set, &g);
 	}

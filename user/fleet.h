@@ -37,6 +37,7 @@
 #include "limiter.h"
 #include "mtable.h"
 #include "redis.h"
+#include "sources.h"
 
 #define FLEET_SYNC_DEFAULT_NS	 (100ULL * 1000000) /* --sync */
 #define FLEET_SYNC_MIN_NS	 (10ULL * 1000000)
@@ -53,13 +54,9 @@
 
 /* A limit set as the fleet names it: the global limits, or a rule's. */
 struct fleet_set {
-	__u32 lsid;
-	__u32 n; /* layers */
-	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
-	char scope[64]; /* "all", "rule=PREFIX", "shared" */
-	int shared;	/* a --shared rule: its budget, by rule id */
-	__u32 rule_id;
-	char who[64]; /* a --shared rule's prefix */
+	struct limit_set ls; /* sources.h */
+	char scope[64];	     /* "all", "rule=PREFIX", "shared" */
+	char who[64];	     /* a --shared rule's prefix */
 };
 
 /* One window synced in its current generation: what this server pushed into its key. */

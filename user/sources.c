@@ -74,6 +74,27 @@ void limit_sets_free(struct limit_sets *ls)
 	ls->n = 0;
 }
 
+void limit_set_global(const struct xdp_rl_live *live, struct limit_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->lsid = live->lsid;
+	s->n = live->nlayers;
+	memcpy(s->lay, live->layer, sizeof(s->lay));
+}
+
+void limit_set_rule(const struct rule_spec *r, struct limit_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->lsid = r->rule.lsid;
+	s->n = r->rule.nlayers;
+	memcpy(s->lay, r->rule.layer, sizeof(s->lay));
+	s->is_rule = 1;
+	s->addr = r->addr;
+	s->prefix = r->prefix;
+	s->rule_id = r->rule.id;
+	s->shared = !!(r->rule.flags & XDP_RL_RULE_F_SHARED);
+}
+
 int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *set)
 {
 	const struct xdp_rl_live *live = limiter_live(ls->l);
@@ -81,17 +102,13 @@ int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *se
 	const struct rule_spec *r;
 
 	if (lsid == live->lsid) {
-		set->rule = NULL;
-		set->n = live->nlayers;
-		set->lay = live->layer;
+		limit_set_global(live, set);
 		return 1;
 	}
 	r = ls->n ? bsearch(&probe, ls->rules, ls->n, sizeof(*ls->rules), by_lsid) : NULL;
 	if (!r)
 		return 0;
-	set->rule = r;
-	set->n = r->rule.nlayers;
-	set->lay = r->rule.layer;
+	limit_set_rule(r, set);
 	return 1;
 }
 
@@ -415,10 +432,10 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 		if (link_local(&src->key) && !masked_by(&src->key, src->prefix))
 			src->prefix = family == AF_INET ? 32 : 128; /* --link-local per-address */
 	}
-	if (set->rule) {
+	if (set->is_rule) {
 		src->has_rule = 1;
-		src->rule = set->rule->addr;
-		src->rule_prefix = set->rule->prefix;
+		src->rule = set->addr;
+		src->rule_prefix = set->prefix;
 	}
 	source_fill(src, st, set->lay, set->n, l->cfg.fixed.max_layers, now, live->limits_since_ns);
 }
@@ -582,15 +599,14 @@ const char *limiter_unit(const struct limiter *l)
 /* The limits @t's key is charged under: its rule's, if it has a per-source one. */
 static void target_limits(const struct limiter *l, const struct xdp_rl_rule *rule, struct target *t)
 {
-	const struct xdp_rl_live *live = limiter_live(l);
+	struct rule_spec r = {};
 
-	t->lsid = live->lsid;
-	t->n = live->nlayers;
-	memcpy(t->lay, live->layer, sizeof(t->lay));
+	limit_set_global(limiter_live(l), &t->set);
 	if (rule && rule->action == XDP_RL_RULE_LIMIT) {
-		t->lsid = rule->lsid;
-		t->n = rule->nlayers;
-		memcpy(t->lay, rule->layer, sizeof(t->lay));
+		r.addr = t->rule_addr;
+		r.prefix = t->rule_prefix;
+		r.rule = *rule;
+		limit_set_rule(&r, &t->set);
 	}
 }
 
@@ -682,16 +698,15 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 		return 0;
 	if (limiter_table(l, t->id, &mt, "cannot read a source on"))
 		return -1;
-	found = mt_get(&mt, t->k, t->lsid, &e);
+	found = mt_get(&mt, t->k, t->set.lsid, &e);
 	mt_unmap(&mt);
 	if (found < 0) {
 		log_err("cannot read a source on '%s': %m", l->ifname);
 		return -1;
 	}
-	set.rule = NULL;
-	set.n = t->n;
-	set.lay = t->lay;
-	source_from(src, t->id, t->k, t->lsid, found ? e.w : NULL, l, now, &set);
+	set = t->set;
+	set.is_rule = 0; /* the rule is said below, as the target has it */
+	source_from(src, t->id, t->k, t->set.lsid, found ? e.w : NULL, l, now, &set);
 	if (t->has_rule && t->rule.action == XDP_RL_RULE_LIMIT) {
 		src->has_rule = 1;
 		src->rule = t->rule_addr;
@@ -769,7 +784,7 @@ static void charge_key_of(const struct target *t, struct xdp_rl_charge_key *k)
 		return;
 	}
 	k->table = pin_table(t->id);
-	k->lsid = t->lsid;
+	k->lsid = t->set.lsid;
 	memcpy(k->k, t->k, sizeof(k->k));
 }
 

@@ -25,12 +25,26 @@ struct limit_sets {
 	size_t n;
 };
 
-/* What a limit set is: the global limits (rule NULL), or a rule's. */
+/*
+ * A limit set: the limits the keys charged under one lsid get, the global
+ * ones or a rule's (include/xdp_rl.h), copied out of the limiter. The one
+ * type for them: what keys are shown under (get, top), what an address is
+ * charged under (target_of), what the fleet agent syncs (fleet.h).
+ */
 struct limit_set {
-	const struct rule_spec *rule;
-	__u32 n;
-	const struct xdp_rl_layer *lay;
+	__u32 lsid;
+	__u32 n; /* its layers */
+	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
+	int is_rule;	     /* a rule's, not the global limits: */
+	struct ip_addr addr; /* its prefix */
+	unsigned int prefix;
+	__u32 rule_id;
+	int shared; /* --shared: the rule's one budget, by rule id */
 };
+
+/* The global limits of @live, or the limits of rule @r, into @s. */
+void limit_set_global(const struct xdp_rl_live *live, struct limit_set *s);
+void limit_set_rule(const struct rule_spec *r, struct limit_set *s);
 
 int limit_sets_load(const struct limiter *l, struct limit_sets *ls);
 void limit_sets_free(struct limit_sets *ls);
@@ -150,8 +164,7 @@ struct target {
 	int by_list;
 	struct ip_addr rule_addr; /* the rule's prefix */
 	unsigned int rule_prefix;
-	__u32 n; /* its layers */
-	struct xdp_rl_layer lay[XDP_RL_MAX_LAYERS];
+	struct limit_set set; /* the limits it is charged under (set.lsid: lsid) */
 };
 
 /* The source key address @a is charged to under the limits in force (not its aggregate). */

@@ -1501,14 +1501,16 @@ static int real_reset(struct run *r, const struct step *st)
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
-		return admin_reset_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) < 0 ? -1 : 3;
-	res = admin_reset(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, st->n, t.lay);
+		return admin_reset_shared(&r->e.lim, t.rule.id, 0, t.set.n, st->n, t.set.lay) < 0 ?
+			       -1 :
+			       3;
+	res = admin_reset(&r->e.lim, t.id, t.k, t.set.lsid, 0, t.set.n, st->n, t.set.lay);
 	if (res < 0)
 		return -1;
 	if (st->n || res > 0)
 		return res > 0;
 	target_aggregate(&r->e.lim, &a, &t);
-	res = admin_reset(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, 0, t.lay);
+	res = admin_reset(&r->e.lim, t.id, t.k, t.set.lsid, 0, t.set.n, 0, t.set.lay);
 	return res < 0 ? -1 : res > 0 ? 2 : 0;
 }
 
@@ -1524,9 +1526,11 @@ static int real_charge(struct run *r, const struct step *st)
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
-		return admin_charge_shared(&r->e.lim, t.rule.id, 0, t.n, st->n, t.lay) <= 0 ? -1 :
-											      3;
-	res = admin_charge(&r->e.lim, t.id, t.k, t.lsid, 0, t.n, st->n, t.lay);
+		return admin_charge_shared(&r->e.lim, t.rule.id, 0, t.set.n, st->n, t.set.lay) <=
+				       0 ?
+			       -1 :
+			       3;
+	res = admin_charge(&r->e.lim, t.id, t.k, t.set.lsid, 0, t.set.n, st->n, t.set.lay);
 	return res <= 0 ? -1 : 1;
 }
 
@@ -1553,7 +1557,7 @@ static int real_remote(struct run *r, const struct step *st)
 	ip_of(st, &a);
 	target_of(&r->e.lim, &a, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT ||
-	    (__u32)st->len >= t.n)
+	    (__u32)st->len >= t.set.n)
 		return 0;
 	if (t.kind == TARGET_SHARED) {
 		if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &t.rule.id, &sh))
@@ -1566,11 +1570,11 @@ static int real_remote(struct run *r, const struct step *st)
 		if ((__u32)st->len >= room)
 			return 0;
 		mt = t.id == PIN_SRC4 ? &r->e.t4 : &r->e.t6;
-		found = mt_get(mt, t.k, t.lsid, &en);
+		found = mt_get(mt, t.k, t.set.lsid, &en);
 		if (!found) {
 			target_aggregate(&r->e.lim, &a, &t);
 			mt = t.id == PIN_AGG4 ? &r->agg4 : &r->agg6;
-			found = mt_get(mt, t.k, t.lsid, &en);
+			found = mt_get(mt, t.k, t.set.lsid, &en);
 			what = 2;
 		}
 		if (found <= 0)
@@ -1587,7 +1591,8 @@ static int real_remote(struct run *r, const struct step *st)
 	word = (gen & 0xffff) << XDP_RL_REMOTE_BITS | st->n;
 	/* An LRU element's word is its own, written through the program (admin_remote). */
 	if (mt && mt->lru)
-		return admin_remote(&r->e.lim, t.id, t.k, t.lsid, st->len, word) == 1 ? what : -1;
+		return admin_remote(&r->e.lim, t.id, t.k, t.set.lsid, st->len, word) == 1 ? what :
+											    -1;
 	k = xdp_rl_drops_index(base,
 			       what == 3 ? XDP_RL_T_SHARED :
 			       what == 2 ? (st->v6 ? XDP_RL_T_AGG6 : XDP_RL_T_AGG4) :

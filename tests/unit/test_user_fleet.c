@@ -177,10 +177,10 @@ static void agent_make(struct agent *a, __u32 nbuckets, __u32 max_synced)
 	a->f.v4_prefix = 32;
 	a->f.v6_prefix = 64;
 	memset(&a->set, 0, sizeof(a->set));
-	a->set.lsid = LSID;
-	a->set.n = 1;
-	a->set.lay[0].limit = LIMIT;
-	a->set.lay[0].window_ns = SEC_NS;
+	a->set.ls.lsid = LSID;
+	a->set.ls.n = 1;
+	a->set.ls.lay[0].limit = LIMIT;
+	a->set.ls.lay[0].window_ns = SEC_NS;
 	snprintf(a->set.scope, sizeof(a->set.scope), "all");
 	a->f.sets = malloc(sizeof(a->set));
 	memcpy(a->f.sets, &a->set, sizeof(a->set));
@@ -519,9 +519,9 @@ UNIT_TEST(fleet_shared_and_v6)
 		goto out;
 	a.f.sets = sets;
 	a.f.sets[1] = a.set;
-	a.f.sets[1].shared = 1;
-	a.f.sets[1].rule_id = 7;
-	a.f.sets[1].lsid = 9;
+	a.f.sets[1].ls.shared = 1;
+	a.f.sets[1].ls.rule_id = 7;
+	a.f.sets[1].ls.lsid = 9;
 	snprintf(a.f.sets[1].scope, sizeof(a.f.sets[1].scope), "shared");
 	snprintf(a.f.sets[1].who, sizeof(a.f.sets[1].who), "198.19.0.0/16");
 	a.f.nsets = 2;

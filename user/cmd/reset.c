@@ -91,7 +91,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	}
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
 	if (t.kind == TARGET_SHARED) {
-		if (admin_reset_shared(l, t.rule.id, 0, t.n, count, t.lay) < 0) {
+		if (admin_reset_shared(l, t.rule.id, 0, t.set.n, count, t.set.lay) < 0) {
 			log_err("cannot reset the shared budget of %s on '%s': %s", key, l->ifname,
 				admin_strerror(errno));
 			return EXIT_FAIL;
@@ -108,7 +108,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 			       l->ifname, key);
 		return EXIT_DONE;
 	}
-	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, count, t.lay);
+	r = admin_reset(l, t.id, t.k, t.set.lsid, 0, t.set.n, count, t.set.lay);
 	if (r < 0) {
 		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
@@ -128,7 +128,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 	/* No slot of its own: it may be charged to its /24 or /48. */
 	target_aggregate(l, a, &t);
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
-	r = admin_reset(l, t.id, t.k, t.lsid, 0, t.n, 0, t.lay);
+	r = admin_reset(l, t.id, t.k, t.set.lsid, 0, t.set.n, 0, t.set.lay);
 	if (r < 0) {
 		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
 		return EXIT_FAIL;
@@ -238,8 +238,9 @@ static int cmd_charge(int argc, char **argv)
 	/* The windows as they were: what the charge took from their budget, for get. */
 	if (target_read(&l, &t, &before) <= 0)
 		memset(&before, 0, sizeof(before));
-	r = t.kind == TARGET_SHARED ? admin_charge_shared(&l, t.rule.id, 0, t.n, n, t.lay) :
-				      admin_charge(&l, t.id, t.k, t.lsid, 0, t.n, n, t.lay);
+	r = t.kind == TARGET_SHARED ?
+		    admin_charge_shared(&l, t.rule.id, 0, t.set.n, n, t.set.lay) :
+		    admin_charge(&l, t.id, t.k, t.set.lsid, 0, t.set.n, n, t.set.lay);
 	if (r > 0)
 		charges_note(&l, &t, &before, n, 0);
 	if (r <= 0) {
