@@ -53,9 +53,12 @@ void fleet_free(struct fleet *f)
 {
 	fleet_detach(f);
 	free(f->book);
+	free(f->gone);
 	free(f->heap);
 	free(f->jobs);
 	free(f->sets);
+	f->gone = NULL;
+	f->ngone = f->capgone = 0;
 	f->book = NULL;
 	f->heap = NULL;
 	f->jobs = NULL;
@@ -442,6 +445,102 @@ static void scan_shared(struct scan *sc)
 /* ---- the book -------------------------------------------------------------------------- */
 
 /*
+ * What names the Redis key of a window, hashed: its table and layer, its
+ * key and limit set (the tag: a bucket table's holds both, an LRU
+ * element's its limit set), a --shared budget's rule (its place), and its
+ * window's length and number. Not its slot: a key evicted and inserted
+ * again may land in another. Two windows of one ident share a key.
+ */
+static __u64 fleet_ident(__u64 id, __u64 tag, const __u32 k[4], __u64 window_ns, __u64 number)
+{
+	__u32 t = id >> 40;
+	__u64 h = xdp_rl_mix(((__u64)t << 8 | (id & 0xf)) ^ tag);
+
+	if (t == XDP_RL_T_SHARED)
+		h = xdp_rl_mix(h ^ id);
+	h = xdp_rl_mix(h ^ ((__u64)k[0] << 32 | k[1]));
+	h = xdp_rl_mix(h ^ ((__u64)k[2] << 32 | k[3]));
+	h = xdp_rl_mix(h ^ window_ns);
+	return xdp_rl_mix(h ^ number);
+}
+
+/* Whether entry @g names the same key and window as candidate @c (not only the same hash). */
+static int same_key(const struct fleet_entry *g, const struct fleet_cand *c, __u64 ident)
+{
+	return g->ident == ident && (g->id >> 40) == (c->id >> 40) &&
+	       (g->id & 0xf) == (c->id & 0xf) && g->tag == c->tag &&
+	       !memcmp(g->k, c->k, sizeof(g->k)) && g->window_ns == c->window_ns &&
+	       g->number == c->number && ((c->id >> 40) != XDP_RL_T_SHARED || g->id == c->id);
+}
+
+static int by_ident(const void *a, const void *b)
+{
+	const struct fleet_entry *x = a, *y = b;
+
+	return x->ident < y->ident ? -1 : x->ident > y->ident;
+}
+
+/* Entry @e leaves the book: into gone, if this server pushed into its key. */
+static void retire(struct fleet *f, const struct fleet_entry *e)
+{
+	if (!e->own || vec_room(f->gone, f->ngone, f->capgone, 1, 64))
+		return; /* nothing to take over; or no memory: counted twice, only refuses more */
+	f->gone[f->ngone] = *e;
+	f->gone[f->ngone].mark = f->round;
+	f->ngone++;
+}
+
+/* Gone's entry of @c's key and window, or NULL (gone sorted by ident). */
+static struct fleet_entry *gone_find(struct fleet *f, const struct fleet_cand *c, __u64 ident)
+{
+	size_t lo = 0, hi = f->ngone, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (f->gone[mid].ident < ident)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < f->ngone && f->gone[lo].ident == ident; lo++)
+		if (f->gone[lo].own && same_key(&f->gone[lo], c, ident))
+			return &f->gone[lo];
+	return NULL;
+}
+
+static int by_mark_desc(const void *a, const void *b)
+{
+	const struct fleet_entry *x = a, *y = b;
+
+	return x->mark > y->mark ? -1 : x->mark < y->mark;
+}
+
+/* Gone without what was taken over (own 0), and at most its cap, the newest kept. */
+static void gone_trim(struct fleet *f)
+{
+	size_t cap = (size_t)FLEET_BOOK_PER_SYNCED * f->max_synced, n = 0, i;
+
+	for (i = 0; i < f->ngone; i++)
+		if (f->gone[i].own)
+			f->gone[n++] = f->gone[i];
+	f->ngone = n;
+	if (n > cap) {
+		qsort(f->gone, n, sizeof(*f->gone), by_mark_desc);
+		f->ngone = cap;
+	}
+}
+
+void fleet_retire_book(struct fleet *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbook; i++)
+		retire(f, &f->book[i]);
+	f->nbook = 0;
+	gone_trim(f);
+}
+
+/*
  * By place; at one place (two keys of an LRU table may share one), the
  * candidates with an entry first, in the book's order, so that book_merge
  * meets each where the book has it.
@@ -492,6 +591,27 @@ static void book_trim(struct fleet *f, size_t adding, const __u8 *chosen)
 }
 
 /*
+ * New entry @e of candidate @c takes over what a window of the same key and
+ * number that left the book pushed into it: all of it as its own, so that
+ * the key's total less own stays the others' part; and, the same
+ * generation (the limiter replaced, its windows kept), its pushed count
+ * too, so that it is not pushed twice. Its TTL is the key's, set already.
+ */
+static void take_over(struct fleet *f, struct fleet_entry *e, const struct fleet_cand *c)
+{
+	struct fleet_entry *g = gone_find(f, c, e->ident);
+
+	if (!g)
+		return;
+	e->own = g->own;
+	e->expire = g->expire;
+	if (g->gen == c->gen && !memcmp(g->k, c->k, sizeof(g->k)))
+		e->pushed = g->pushed;
+	e->remote = g->remote;
+	g->own = 0; /* taken: gone_trim drops it */
+}
+
+/*
  * The book after this round's scan: the windows it still finds open, and one
  * new entry per chosen window without one, in id order. Each chosen
  * candidate's entry becomes its place in the new book.
@@ -515,6 +635,12 @@ static int book_merge(struct fleet *f)
 	}
 	book_trim(f, fresh, chosen);
 	free(chosen);
+	/* The windows leaving the book, for a new generation of their key to take over. */
+	for (i = 0; i < f->nbook; i++)
+		if (f->book[i].mark != f->round)
+			retire(f, &f->book[i]);
+	if (f->ngone)
+		qsort(f->gone, f->ngone, sizeof(*f->gone), by_ident);
 	nb = malloc((f->nbook + fresh + 1) * sizeof(*nb));
 	if (!nb)
 		return -1;
@@ -533,8 +659,13 @@ static int book_merge(struct fleet *f)
 			nb[n].tag = c[j].tag;
 			memcpy(nb[n].k, c[j].k, sizeof(nb[n].k));
 			nb[n].gen = c[j].gen;
+			nb[n].window_ns = c[j].window_ns;
+			nb[n].number = c[j].number;
+			nb[n].ident =
+				fleet_ident(c[j].id, c[j].tag, c[j].k, c[j].window_ns, c[j].number);
 			nb[n].weight = c[j].weight;
 			nb[n].mark = f->round;
+			take_over(f, &nb[n], &c[j]);
 			c[j++].entry = n++;
 		} else if (i < f->nbook) {
 			nb[n++] = f->book[i++]; /* open, not chosen this round */
@@ -546,6 +677,7 @@ static int book_merge(struct fleet *f)
 	f->book = nb;
 	f->nbook = n;
 	f->capbook = f->nbook;
+	gone_trim(f);
 	return 0;
 }
 
@@ -686,7 +818,7 @@ static void settle(struct fleet *f, struct fleet_entry *e, long long total)
 {
 	__u64 all = total > 0 ? (__u64)total : 0;
 
-	if (all < e->pushed) {
+	if (all < e->own) {
 		/*
 		 * Redis holds less than this server alone pushed: it lost the key
 		 * (a restart without persistence, a flush, a DEL). Push the whole
@@ -694,10 +826,11 @@ static void settle(struct fleet *f, struct fleet_entry *e, long long total)
 		 * then counted twice, which only refuses more.
 		 */
 		e->pushed = 0;
+		e->own = 0;
 		e->expire = 0;
 		e->remote = 0;
 	} else {
-		e->remote = all - e->pushed;
+		e->remote = all - e->own;
 	}
 	write_remote(f, e);
 }
@@ -724,6 +857,7 @@ int fleet_reply(const struct resp_reply *rep, size_t i, void *ctx)
 	switch (j->op) {
 	case FLEET_INCRBY:
 		e->pushed += j->delta;
+		e->own += j->delta;
 		settle(f, e, v);
 		break;
 	case FLEET_GET: settle(f, e, v); break;

@@ -59,14 +59,24 @@ struct fleet_set {
 	char who[64];	     /* a --shared rule's prefix */
 };
 
-/* One window synced in its current generation: what this server pushed into its key. */
+/*
+ * One window synced in its current generation: what this server pushed
+ * into its key. A key of Redis is one window number of one source (or
+ * budget): a window restarted within it (a reset, an eviction and a new
+ * slot, an LRU element made anew) is another generation, with an entry of
+ * its own, which takes over what this server already pushed into the key
+ * (own; struct fleet's gone), so that it is never counted as the others'.
+ */
 struct fleet_entry {
 	__u64 id;  /* fleet_id(): the table, slot (or rule id) and layer */
 	__u64 tag; /* the slot's tag (0 for a --shared budget; an LRU element's: its lsid) */
 	__u32 k[4];
 	__u64 gen;
-	__u64 pushed;  /* added to the key by this server, as Redis confirmed */
-	__u64 remote;  /* the others' part, as last read */
+	__u64 window_ns, number; /* the key's window: its length and number */
+	__u64 ident;		 /* fleet_ident() of the key, for gone */
+	__u64 pushed;		 /* this generation's count added to the key, as Redis confirmed */
+	__u64 own;		 /* all this server added to the key, any generation's */
+	__u64 remote;		 /* the others' part (the key's total less own), as last read */
 	__u64 written; /* LRU: the others' part this entry last wrote, + 1 (0: none yet) */
 	__u64 weight;  /* the count's share of the limit, for fleet_book_trim */
 	__u32 expire;  /* the key's TTL is set (EXPIRE answered 1) */
@@ -123,6 +133,16 @@ struct fleet {
 	struct fleet_entry *book;
 	size_t nbook, capbook;
 	__u32 round;
+	/*
+	 * Entries whose window left the book (its generation ended, its slot
+	 * went to another key, the book was trimmed or the limiter replaced)
+	 * after this server pushed into its key: a new entry of the same key
+	 * and window number takes their own (and pushed, if the generation is
+	 * the same), by ident. At most FLEET_BOOK_PER_SYNCED * --max-synced,
+	 * the oldest forgotten first (mark: the round each left).
+	 */
+	struct fleet_entry *gone;
+	size_t ngone, capgone;
 
 	/* This round. */
 	struct fleet_cand *heap; /* the heaviest, a min-heap by weight */
@@ -188,6 +208,12 @@ long fleet_plan(struct fleet *f, __u64 now, struct redis *r);
 int fleet_reply(const struct resp_reply *rep, size_t i, void *ctx);
 /* The replies did not all come: what was sent is taken as not pushed (it is sent again). */
 void fleet_abort(struct fleet *f);
+/*
+ * The limiter was replaced: its places may hold other keys. Every entry
+ * leaves the book for gone, so that a window the new limiter still has
+ * (load --force keeps them) takes over what was pushed for it.
+ */
+void fleet_retire_book(struct fleet *f);
 
 /* ---- the limiter's side ------------------------------------------------------------ */
 

@@ -411,6 +411,66 @@ UNIT_TEST(fleet_slot_retaken)
 	agent_free(&a);
 }
 
+/*
+ * A window restarted within its window number (a reset, an eviction and a
+ * slot of its own again, the limiter replaced) keeps this server's pushes
+ * as its own: the others' part stays what the others pushed.
+ */
+UNIT_TEST(fleet_reset_keeps_own)
+{
+	struct agent a;
+	struct fake db = {};
+	__u64 now = START_NS + SEC_NS / 2;
+	struct fake_key *k;
+	long n;
+
+	agent_make(&a, 4, 16);
+	fake_find(&db, KEY, 1)->v = 30; /* another server's 30 */
+	slot_set(&a.f.t[0], 3, "198.51.100.7", 9, 60);
+	round_at(&a, &db, now);
+	k = fake_find(&db, KEY, 0);
+	ASSERT_TRUE(k && k->v == 90 && a.f.book[0].remote == 30, "reset: 60 pushed, 30 elsewhere");
+
+	/* `reset`: generation 10, from 0; 5 of 100 is below --sync-above: not synced. */
+	slot_set(&a.f.t[0], 3, "198.51.100.7", 10, 5);
+	ASSERT_EQ(round_at(&a, &db, now), 0L, "reset: 5 of 100, not synced yet");
+	ASSERT_EQ(a.f.nbook, (size_t)0, "reset: the old generation's entry left the book");
+	ASSERT_EQ(a.f.ngone, (size_t)1, "reset: ... for gone, with what it pushed");
+	slot_set(&a.f.t[0], 3, "198.51.100.7", 10, 20);
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "reset: 20: INCRBY alone (the key's TTL is set)");
+	ASSERT_EQ(k->v, 110LL, "reset: the key holds 60 + 30 + 20");
+	ASSERT_EQ(a.f.book[0].own, 80ULL, "reset: this server's own is 60 + 20");
+	ASSERT_EQ(a.f.book[0].remote, 30ULL,
+		  "reset: the others' part is still 30, not this server's 60 too");
+	ASSERT_EQ(a.f.remote[3] & XDP_RL_REMOTE_MASK, 30ULL,
+		  "reset: and so is the datapath's word");
+	ASSERT_EQ(a.f.ngone, (size_t)0, "reset: gone's entry was taken over");
+
+	/* Evicted, then in slot 1, a new generation again. */
+	memset(mt_slot(&a.f.t[0], 3), 0, a.f.t[0].slot_size);
+	slot_set(&a.f.t[0], 1, "198.51.100.7", 11, 30);
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "evicted: its 30 in slot 1: INCRBY");
+	ASSERT_EQ(k->v, 140LL, "evicted: the key holds 140");
+	ASSERT_EQ(a.f.book[0].remote, 30ULL, "evicted: the others' part is still 30");
+
+	/* The limiter replaced, its windows kept (load --force): nothing pushed twice. */
+	fleet_retire_book(&a.f);
+	n = round_at(&a, &db, now);
+	ASSERT_EQ(n, 1L, "replaced: the same window, nothing new: one GET");
+	ASSERT_EQ(k->v, 140LL, "replaced: its 30 are not pushed again");
+	ASSERT_EQ(a.f.book[0].remote, 30ULL, "replaced: the others' part is still 30");
+
+	/* The next window number is another key: nothing is taken over. */
+	slot_set(&a.f.t[0], 1, "198.51.100.7", 12, 40);
+	mt_windows(&a.f.t[0], mt_slot(&a.f.t[0], 1))->start_gen =
+		((START_NS + SEC_NS) & ~XDP_RL_GEN_MASK) | 12;
+	round_at(&a, &db, now + SEC_NS);
+	k = fake_find(&db, "xdp-rl:web:all:1s:198.51.100.7/32:1763916131", 0);
+	ASSERT_TRUE(k && k->v == 40 && a.f.book[0].own == 40 && a.f.book[0].remote == 0,
+		    "next window: its own key, only its own 40");
+	agent_free(&a);
+}
+
 UNIT_TEST(fleet_lost_key)
 {
 	struct agent a;

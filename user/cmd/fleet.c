@@ -257,11 +257,11 @@ static int check_limiter(struct agent *a)
 	if (id != a->config_id) {
 		fleet_detach(&a->f);
 		/*
-		 * What was pushed is forgotten: the new tables may hold other keys
-		 * in the same places. Open windows' counts go again (counted
-		 * twice until they end: more refusals, never more passes).
+		 * The new tables may hold other keys in the same places: the
+		 * book's entries leave it, and a window the new limiter still
+		 * has takes over what was pushed for it (fleet_retire_book).
 		 */
-		a->f.nbook = 0;
+		fleet_retire_book(&a->f);
 		if (attach(a)) {
 			log_err("fleet: the limiter on '%s' is gone: stopping (the agent runs "
 				"again once it is loaded)",
