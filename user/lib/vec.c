@@ -10,7 +10,7 @@
 int vec_room_(void *arrp, size_t n, size_t *cap, size_t more, size_t size, size_t first)
 {
 	size_t want, need;
-	void *v;
+	void *v, *nv;
 
 	if (*cap >= n && *cap - n >= more)
 		return 0;
@@ -27,12 +27,12 @@ int vec_room_(void *arrp, size_t n, size_t *cap, size_t more, size_t size, size_
 		goto toobig;
 	/* The array pointer is copied as bytes: it may point to any type. */
 	memcpy(&v, arrp, sizeof(v));
-	v = realloc(v, want * size);
-	if (!v) {
+	nv = realloc(v, want * size);
+	if (!nv) {
 		errno = ENOMEM;
-		return -1;
+		return -1; /* the array is as it was, still the caller's */
 	}
-	memcpy(arrp, &v, sizeof(v));
+	memcpy(arrp, &nv, sizeof(nv));
 	*cap = want;
 	return 0;
 toobig:
