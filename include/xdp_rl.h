@@ -650,6 +650,28 @@ static inline int xdp_rl_select_all(const struct xdp_rl_select *s)
 	return !s->proto && !s->syn && !s->nports;
 }
 
+/*
+ * Whether @s takes a packet read whole (user space: bpf/select.h is the
+ * datapath's): of protocol @proto, to port @dport (TCP, UDP), a TCP SYN
+ * without ACK if @syn.
+ */
+static inline int xdp_rl_select_takes(const struct xdp_rl_select *s, __u8 proto, __u16 dport,
+				      int syn)
+{
+	int i;
+
+	if ((s->proto && s->proto != proto) || (s->syn && (proto != 6 || !syn)))
+		return 0;
+	if (!s->nports)
+		return 1;
+	if (proto != 6 && proto != 17)
+		return 0;
+	for (i = 0; i < s->nports && i < XDP_RL_MAX_PORT_RANGES; i++)
+		if (dport >= s->port_lo[i] && dport <= s->port_hi[i])
+			return 1;
+	return 0;
+}
+
 /* Link-local sources (fe80::/10, 169.254.0.0/16): --link-local. */
 enum xdp_rl_link_local {
 	XDP_RL_LL_ADDRESS, /* each keyed by its whole address (default) */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
@@ -16,6 +18,8 @@
 #include "mapmem.h"
 #include "options.h"
 #include "proc.h"
+#include "route.h"
+#include "lists.h"
 #include "rules.h"
 #include "sources.h"
 #include "vec.h"
@@ -1048,4 +1052,97 @@ int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st)
 int fleet_agent_alive(const struct xdp_rl_fleet *st)
 {
 	return st->pid && st->pid_start && proc_start_ticks(st->pid) == st->pid_start;
+}
+
+/* ---- the agent's own traffic ------------------------------------------------------------ */
+
+/* @sa's address into @a and its port, or -1 if it is no IP address. */
+static int sock_addr(const struct sockaddr_storage *sa, struct ip_addr *a, __u16 *port)
+{
+	memset(a, 0, sizeof(*a));
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		a->family = AF_INET;
+		memcpy(a->bytes, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		a->family = AF_INET6;
+		memcpy(a->bytes, &in6->sin6_addr, 16);
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
+int fleet_own_traffic(const struct limiter *l, int fd, char *why, size_t len)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct sockaddr_storage peer, me;
+	socklen_t plen = sizeof(peer), mlen = sizeof(me);
+	const struct xdp_rl_rule *r;
+	struct xdp_rl_rule rb;
+	struct list_prefix lp;
+	struct ip_addr a, self;
+	__u16 rport, lport;
+	unsigned int oif, maxlen;
+	char at[INET6_ADDRSTRLEN], what[160], fix[160];
+	int kind, listed;
+
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
+	    getsockname(fd, (struct sockaddr *)&me, &mlen) || sock_addr(&peer, &a, &rport) ||
+	    sock_addr(&me, &self, &lport)) {
+		snprintf(why, len, "cannot tell where the connection to Redis goes: %m");
+		return -1;
+	}
+	/* An IPv4 peer on an IPv6 socket (::ffff:a.b.c.d) is the IPv4 address it maps. */
+	if (a.family == AF_INET6 && !memcmp(a.bytes, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		memmove(a.bytes, a.bytes + 12, 4);
+		a.family = AF_INET;
+	}
+	inet_ntop(a.family, a.bytes, at, sizeof(at));
+	if (route_oif(a.family, a.bytes, &oif)) {
+		snprintf(why, len, "cannot tell which interface Redis at %s is reached by: %m", at);
+		return -1;
+	}
+	if (oif != l->ifindex || (live->flags & XDP_RL_F_DRY_RUN))
+		return 0;
+	/* As the datapath: the longest rule whose selector takes the reply, else the next. */
+	maxlen = a.family == AF_INET ? 32 : 128;
+	while ((r = rule_lookup_within(l, &a, maxlen, &rb)) &&
+	       !xdp_rl_select_takes(&r->select, IPPROTO_TCP, lport, 0)) {
+		if (!r->prefixlen) {
+			r = NULL;
+			break;
+		}
+		maxlen = r->prefixlen - 1;
+	}
+	listed = lists_lookup(l, &a, &kind, &lp) > 0 && (!r || lp.len > r->prefixlen);
+	snprintf(fix, sizeof(fix), "exempt it: 'xdp-rl rule add %s %s/%d --allow'", l->ifname, at,
+		 a.family == AF_INET ? 32 : 128);
+	if (listed && kind == LIST_ALLOW)
+		return 0;
+	if (listed) {
+		snprintf(what, sizeof(what), "the deny list denies it");
+		snprintf(fix, sizeof(fix), "take %s off the deny list", at);
+	} else if (r && r->action == XDP_RL_RULE_ALLOW) {
+		return 0;
+	} else if (r) {
+		snprintf(what, sizeof(what), "a rule of /%u %s it", r->prefixlen,
+			 r->action == XDP_RL_RULE_DENY ? "denies" : "limits");
+	} else if (xdp_rl_select_takes(&live->select, IPPROTO_TCP, lport, 0)) {
+		snprintf(what, sizeof(what),
+			 "the limiter's limits take its replies (TCP to port %u)", lport);
+	} else {
+		return 0;
+	}
+	snprintf(why, len,
+		 "Redis at %s port %u answers the agent through '%s', and %s: the limiter "
+		 "would drop the agent's own traffic, and its rounds fall behind; %s",
+		 at, rport, l->ifname, what, fix);
+	return 1;
 }

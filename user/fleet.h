@@ -209,6 +209,17 @@ int fleet_reply(const struct resp_reply *rep, size_t i, void *ctx);
 /* The replies did not all come: what was sent is taken as not pushed (it is sent again). */
 void fleet_abort(struct fleet *f);
 /*
+ * Whether limiter @l would drop what Redis sends the agent on the
+ * connected socket @fd: its replies come back on the limiter's interface
+ * (the route to Redis leaves by it) and a limit takes them (TCP, to the
+ * socket's port, not a SYN), or a rule or the deny list denies them. The
+ * agent would then throttle itself, its rounds falling behind. 1, with
+ * what takes them and the fix in @why; 0 if nothing would drop them (dry
+ * run included); -1 if it cannot be told (why in @why).
+ */
+int fleet_own_traffic(const struct limiter *l, int fd, char *why, size_t len);
+
+/*
  * The limiter was replaced: its places may hold other keys. Every entry
  * leaves the book for gone, so that a window the new limiter still has
  * (load --force keeps them) takes over what was pushed for it.

@@ -739,6 +739,23 @@ int rule_delete(const int *fd, const struct rule_spec *r)
 					   bpf_map_delete_elem(fd[PIN_RULES6], &k6);
 }
 
+const struct xdp_rl_rule *rule_lookup_within(const struct limiter *l, const struct ip_addr *a,
+					     unsigned int maxlen, struct xdp_rl_rule *r)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct xdp_rl_rule_key4 k4 = { .prefixlen = maxlen < 32 ? maxlen : 32 };
+	struct xdp_rl_rule_key6 k6 = { .prefixlen = maxlen < 128 ? maxlen : 128 };
+	struct ip_addr m = *a;
+
+	mask_addr(&m, a->family == AF_INET ? k4.prefixlen : k6.prefixlen);
+	if (a->family == AF_INET) {
+		memcpy(&k4.addr, m.bytes, 4);
+		return live->nrules4 && !bpf_map_lookup_elem(l->fd[PIN_RULES4], &k4, r) ? r : NULL;
+	}
+	memcpy(k6.addr, m.bytes, 16);
+	return live->nrules6 && !bpf_map_lookup_elem(l->fd[PIN_RULES6], &k6, r) ? r : NULL;
+}
+
 const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
 				      struct xdp_rl_rule *r)
 {

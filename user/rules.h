@@ -140,6 +140,12 @@ void rules_count(const int *fd, __u32 *n4, __u32 *n6);
 int rules_publish(struct limiter *l, struct rule_spec *adding);
 
 /* The rule for address @a (longest prefix), copied into @r; NULL if none. */
+/*
+ * The longest rule of a prefix of at most @maxlen bits that holds @a, into
+ * @r (as the datapath walks past a rule whose selector misses): @r, or NULL.
+ */
+const struct xdp_rl_rule *rule_lookup_within(const struct limiter *l, const struct ip_addr *a,
+					     unsigned int maxlen, struct xdp_rl_rule *r);
 const struct xdp_rl_rule *rule_lookup(const struct limiter *l, const struct ip_addr *a,
 				      struct xdp_rl_rule *r);
 /*

@@ -204,7 +204,9 @@ class Fleet:
                     ("--sync-above", str(ABOVE))]
         # An option of @extra takes the place of its default (each is given once).
         given = [opt for opt, _ in defaults if opt in extra]
-        return [rlbed.BIN, "-n", bed.rx, "fleet", bed.rx_if, "--redis", redis,
+        # redis=None: no --redis (the agent finds Redis another way, as --sentinel).
+        return [rlbed.BIN, "-n", bed.rx, "fleet", bed.rx_if,
+                *(["--redis", redis] if redis is not None else []),
                 *[a for opt, val in defaults if opt not in given for a in (opt, val)], *extra]
 
     def start_agent(self, i, *extra, **kw):
@@ -609,3 +611,73 @@ def test_agent_follows_a_changed_tai_offset(fleet):
     assert other.status()["tai_offset_stale"] is True
     other.xdp_ok("set", other.rx_if, "--limit", LIMIT + 1)
     assert other.status()["tai_offset_stale"] is False
+
+
+def test_the_agent_never_throttles_itself(fleet):
+    """A Redis reached through the limited interface, whose replies the
+    limits would take: the agent refuses to run and says how to exempt it
+    (before, it ran with its rounds falling behind and no error); exempted
+    with an allow rule, it syncs."""
+    bed = fleet.beds[0]
+    fleet.load("--aligned")
+    addr, port = "198.18.0.1", 6390       # bed 0's sender side, across rx_if
+    d = os.path.join(fleet.tmp, "redis-tx")
+    os.makedirs(d, exist_ok=True)
+    log = open(os.path.join(fleet.tmp, "redis-tx.log"), "ab")
+    p = subprocess.Popen(["ip", "netns", "exec", bed.tx, "redis-server", "--bind", addr,
+                          "--port", str(port), "--save", "", "--appendonly", "no",
+                          "--protected-mode", "no", "--dir", d, "--daemonize", "no"],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    log.close()
+    fleet.procs.append((p, "redis-tx"))
+    end = time.time() + 10
+    while run(["ip", "netns", "exec", bed.tx, "redis-cli", "-h", addr, "-p", str(port),
+               "ping"]).stdout.strip() != "PONG":
+        assert time.time() < end and p.poll() is None, "redis-server in the sender's namespace"
+        time.sleep(0.1)
+
+    fleet.start_agent(0, redis=f"{addr}:{port}")
+    agent = fleet.agents[0]
+    try:
+        code = agent.wait(15)
+    except subprocess.TimeoutExpired:
+        code = None
+    out = fleet.agent_log(0)
+    assert code == 1, f"the agent runs on ({code}): {out}"
+    assert f"Redis at {addr} port {port} answers the agent through '{bed.rx_if}'" in out, out
+    assert "the limiter's limits take its replies" in out, out
+    assert f"'xdp-rl rule add {bed.rx_if} {addr}/32 --allow'" in out, out
+    del fleet.agents[0]
+
+    bed.xdp_ok("rule", "add", bed.rx_if, f"{addr}/32", "--allow")
+    fleet.start_agent(0, redis=f"{addr}:{port}")
+    fleet.wait_syncing(0)
+
+
+def test_a_late_round_is_an_error(fleet):
+    """A round that takes longer than --sync (Redis stalled by DEBUG SLEEP)
+    is counted in sync_errors and said, not shown as a healthy lag; the
+    agent says so once, and that it syncs again when rounds are back within
+    it."""
+    fleet.load("--aligned")
+    d = os.path.join(fleet.tmp, "redis-slow")
+    os.makedirs(d, exist_ok=True)
+    p = fleet.spawn(["redis-server", "--bind", REDIS_ADDR, "--port", 6379, "--save", "",
+                     "--appendonly", "no", "--protected-mode", "no", "--dir", d,
+                     "--enable-debug-command", "yes", "--daemonize", "no"], "redis-slow")
+    fleet.wait_port(6379, p)
+    fleet.start_agent(0)
+    st = fleet.wait_syncing(0)
+    errors = st["sync_errors"]
+    fleet.cli("debug", "sleep", "0.6")
+    end = time.time() + 10
+    while "falling behind" not in fleet.agent_log(0):
+        assert time.time() < end, fleet.agent_log(0)
+        time.sleep(0.1)
+    log = fleet.agent_log(0)
+    assert "longer than --sync 100ms" in log, log
+    assert fleet.fleet_stats(0)["sync_errors"] > errors
+    end = time.time() + 10
+    while "syncing again" not in fleet.agent_log(0):
+        assert time.time() < end, fleet.agent_log(0)
+        time.sleep(0.1)

@@ -10,9 +10,62 @@
  * input) through a resp_buf as the agent does, the same replies and the
  * same end. The input as the arguments of a command (split at each 0
  * byte): resp_cmd's bytes parse back as an array of those bulk strings.
+ * An array's bytes are its elements, whole, each parsed in turn (nested
+ * as CLUSTER SLOTS answers); an array read as a slot map (cluster.h) is
+ * refused or maps slots each to a node; an error read as a redirection
+ * (-MOVED, -ASK) names a slot and a port that exist.
  */
+#include "cluster.h"
 #include "fuzz.h"
+#include "redis.h"
 #include "resp.h"
+
+/* An array's elements, walked: each parses, and together they are its bytes exactly. */
+static void walk(const struct resp_reply *r, int depth)
+{
+	struct resp_reply e;
+	size_t off = 0;
+	long long i;
+	long n;
+
+	FUZZ_CHECK(depth <= RESP_MAX_DEPTH, "nested no deeper than RESP_MAX_DEPTH");
+	if (r->type != RESP_ARRAY)
+		return;
+	for (i = 0; i < r->n; i++) {
+		n = resp_parse(r->s + off, r->len - off, &e);
+		FUZZ_CHECK(n > 0 && (size_t)n <= r->len - off, "element %lld of %lld parses", i,
+			   r->n);
+		walk(&e, depth + 1);
+		off += n;
+	}
+	FUZZ_CHECK(off == r->len, "the elements are the array's bytes: %zu of %zu", off, r->len);
+}
+
+/* Read as Redis Cluster's replies: a slot map, a redirection. */
+static void as_cluster(const struct resp_reply *r)
+{
+	char host[REDIS_HOST_MAX + 1], port[8];
+	unsigned int slot = 0;
+	struct redis c;
+	long mapped;
+	int kind;
+
+	if (r->type == RESP_ARRAY) {
+		redis_init(&c);
+		mapped = cluster_apply_slots(&c, r, "198.18.0.1");
+		FUZZ_CHECK(mapped >= -1 && mapped <= CLUSTER_NSLOTS, "slots mapped: %ld", mapped);
+		if (mapped > 0)
+			FUZZ_CHECK(redis_masters(&c) > 0, "slots mapped to no master");
+		redis_free(&c);
+	} else if (r->type == RESP_ERROR) {
+		kind = cluster_parse_redirect(r, &slot, host, port);
+		FUZZ_CHECK(kind >= 0 && kind <= 2, "a redirection's kind: %d", kind);
+		if (kind)
+			FUZZ_CHECK(slot < CLUSTER_NSLOTS && atoi(port) >= 1 &&
+					   atoi(port) <= 65535 && strlen(host) <= REDIS_HOST_MAX,
+				   "a redirection's slot %u and port '%s'", slot, port);
+	}
+}
 
 /* What a reply was, where it starts counted from the start of the stream. */
 struct rec {
@@ -42,6 +95,8 @@ static long parse_exact(const char *p, size_t len, struct resp_reply *r, size_t 
 		FUZZ_CHECK(r->s >= copy && r->s + r->len <= copy + n,
 			   "a reply's text lies inside the bytes it took");
 		*s_off = r->s - copy;
+		walk(r, 0);
+		as_cluster(r);
 		if (r->type == RESP_INT || r->type == RESP_NIL) {
 			long long v = 1;
 

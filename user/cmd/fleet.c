@@ -39,6 +39,7 @@
 #include "options.h"
 #include "proc.h"
 #include "redis.h"
+#include "sentinel.h"
 
 enum {
 	OPT_REDIS = 256,
@@ -47,6 +48,8 @@ enum {
 	OPT_PASSWORD_FILE,
 	OPT_SYNC_ABOVE,
 	OPT_MAX_SYNCED,
+	OPT_SENTINEL,
+	OPT_MASTER,
 };
 
 /* Connecting (AUTH included) takes at most this long. */
@@ -61,13 +64,21 @@ enum {
 #define PASSWORD_MAX 512
 
 static const char *const fleet_forms[] = {
-	"IFACE --redis HOST:PORT [--sync DUR] [--group NAME]\n"
+	"IFACE --redis HOST:PORT[,HOST:PORT...] [--sync DUR] [--group NAME]\n"
 	"[--password-file PATH] [--sync-above FRACTION] [--max-synced N]",
+	"IFACE --sentinel HOST:PORT[,HOST:PORT...] --master NAME [--sync DUR]\n"
+	"[--group NAME] [--password-file PATH] [--sync-above FRACTION] [--max-synced N]",
 	NULL,
 };
 
 static const struct opt_spec fleet_opts[] = {
-	{ "redis", OPT_REDIS, "HOST:PORT", "Redis, or a proxy such as nutcracker ([IPV6]:PORT)" },
+	{ "redis", OPT_REDIS, "HOST:PORT",
+	  "Redis, a proxy such as nutcracker, or a Redis Cluster's\nnodes ([IPV6]:PORT; several: "
+	  "HOST:PORT,HOST:PORT, or\n--redis again)" },
+	{ "sentinel", OPT_SENTINEL, "HOST:PORT",
+	  "Redis Sentinel instead: its sentinels (port 26379 if not\ngiven; several: HOST:PORT,HOST:PORT), "
+	  "asked for the master\nof --master before each connection" },
+	{ "master", OPT_MASTER, "NAME", "the name the sentinels monitor the master by" },
 	{ "sync", OPT_SYNC, "DUR", "how often to sync (default 100ms; 10ms to 10s)" },
 	{ "group", OPT_GROUP, "NAME", "the fleet's name in the keys (default: default)" },
 	{ "password-file", OPT_PASSWORD_FILE, "PATH",
@@ -118,6 +129,11 @@ struct agent {
 	__u64 sets_sig;
 	__u32 config_id;
 	int paused, failing;
+	int said_connected;  /* "connected" said, and no failure to reach Redis since */
+	struct sentinel *sn; /* --sentinel: asked for the master before each connection */
+	int own_checked;     /* the connections' traffic checked (fleet_own_traffic) */
+	int exit_fail;	     /* stopped by a failure, not a signal: exit 1 */
+	size_t masters;	     /* a cluster's, as last said */
 	char said[sizeof(((struct redis *)0)->why)];
 	__u64 said_at_ms;
 };
@@ -292,18 +308,49 @@ static int check_limiter(struct agent *a)
 
 /* ---- Redis -------------------------------------------------------------------------- */
 
-/* Say a failure: once when it starts, then when it changes, or a minute later. */
-static void say_failure(struct agent *a, const char *what, __u64 delay_ms)
+/* What to do about a failure Redis itself explained, if anything. */
+static const char *hint(const struct agent *a, const char *why)
+{
+	if (strstr(why, "NOAUTH"))
+		return a->r.password ? "" :
+				       " (Redis wants a password: give it with --password-file)";
+	if (strstr(why, "WRONGPASS") || strstr(why, "invalid password"))
+		return " (check the password in --password-file)";
+	if (strstr(why, "CLUSTERDOWN"))
+		return " (the cluster does not serve every slot: see 'redis-cli cluster info')";
+	return "";
+}
+
+/*
+ * Say a failure: once when it starts, then when its cause (@cause, which
+ * leaves out what changes every round, such as a count) changes, or a
+ * minute later. @delay_ms: when the agent tries again (0: next round).
+ */
+static void say_failure(struct agent *a, const char *what, const char *cause, __u64 delay_ms)
 {
 	__u64 now = redis_now_ms();
+	char retry[64];
 
-	if (a->failing && !strcmp(a->said, a->r.why) && now - a->said_at_ms < SAY_AGAIN_MS)
+	/*
+	 * The same cause: the same words, or one within the other (Redis's
+	 * error, said whole when a PING got it, in brief when a window's
+	 * command did).
+	 */
+	if (a->failing && *cause && *a->said &&
+	    (strstr(a->said, cause) || strstr(cause, a->said)) &&
+	    now - a->said_at_ms < SAY_AGAIN_MS)
 		return;
-	log_warn("fleet: %s Redis at %s: %s (the limiter enforces its local limits; "
-		 "retrying in %llu ms)",
-		 what, redis_where(&a->r), a->r.why, (unsigned long long)delay_ms);
-	snprintf(a->said, sizeof(a->said), "%s", a->r.why);
+	if (delay_ms)
+		snprintf(retry, sizeof(retry), "retrying in %llu ms", (unsigned long long)delay_ms);
+	else
+		snprintf(retry, sizeof(retry), "trying again every round");
+	log_warn("fleet: %s Redis at %s: %s%s (the limiter enforces its local limits; %s)", what,
+		 redis_where(&a->r), a->r.why, hint(a, a->r.why), retry);
+	snprintf(a->said, sizeof(a->said), "%s", cause);
 	a->said_at_ms = now;
+	/* Reached again after this, the agent says so. */
+	if (!strcmp(what, "cannot reach"))
+		a->said_connected = 0;
 }
 
 static void failed(struct agent *a, const char *what)
@@ -312,7 +359,7 @@ static void failed(struct agent *a, const char *what)
 
 	st_add(a, XDP_RL_FLEET_ERRORS, 1);
 	st_put(&a->st->state, XDP_RL_FLEET_RETRYING);
-	say_failure(a, what, delay);
+	say_failure(a, what, a->r.why, delay);
 	a->failing = 1;
 	a->retry_at_ms = redis_now_ms() + delay;
 }
@@ -333,16 +380,68 @@ static int pong(const struct resp_reply *rep, size_t i, void *ctx)
 	return rep->type == RESP_STATUS ? 0 : -1;
 }
 
+/* --sentinel: the master the sentinels name now, as the address to connect to. 0, or -1. */
+static int find_master(struct agent *a, __u64 deadline_ms)
+{
+	struct redis_addr m;
+
+	if (sentinel_master(a->sn, &m, deadline_ms, a->r.why, sizeof(a->r.why)))
+		return -1;
+	if (strcmp(m.host, a->r.host) || strcmp(m.port, a->r.port)) {
+		memcpy(a->r.host, m.host, sizeof(a->r.host));
+		memcpy(a->r.port, m.port, sizeof(a->r.port));
+		printf("xdp-rl: fleet: %s: the sentinels name %s the master of '%s'\n", a->ifname,
+		       redis_where(&a->r), a->sn->name);
+		fflush(stdout);
+		a->said_connected = 0;
+	}
+	return 0;
+}
+
+/*
+ * Whether the limiter would drop what Redis sends the agent (fleet.h:
+ * fleet_own_traffic), on each connection: the agent would throttle itself,
+ * its rounds falling behind. Then it stops, saying how to exempt Redis:
+ * 1 (stop is set). A connection whose path cannot be told is let be.
+ */
+static int own_traffic(struct agent *a)
+{
+	int fds[64], r = 0;
+	size_t n = redis_fds(&a->r, fds, 64), i;
+	char why[512];
+
+	for (i = 0; i < n && r != 1; i++) {
+		r = fleet_own_traffic(&a->l, fds[i], why, sizeof(why));
+		if (r < 0)
+			log_warn("fleet: %s", why);
+	}
+	if (r == 1) {
+		log_err("fleet: cannot sync '%s': %s", a->ifname, why);
+		a->exit_fail = 1;
+		stop = 1;
+		return 1;
+	}
+	a->own_checked = 1;
+	return 0;
+}
+
 /* One round at @start_ms: connect if need be, scan, sync, write. */
 static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 {
-	__u64 commands = a->r.commands, out = a->r.bytes_out, in = a->r.bytes_in, timeout;
+	__u64 commands = a->r.commands, out = a->r.bytes_out, in = a->r.bytes_in, timeout, took;
 	struct timespec ts;
+	char every[32];
 	long n;
 
-	if (a->r.fd < 0) {
+	if (!redis_connected(&a->r)) {
 		if (start_ms < a->retry_at_ms)
 			return;
+		if (a->sn && find_master(a, start_ms + CONNECT_TIMEOUT_MS)) {
+			st_traffic(a, commands, out, in);
+			if (!stop)
+				failed(a, "cannot find the master, last");
+			return;
+		}
 		if (redis_connect(&a->r, start_ms + CONNECT_TIMEOUT_MS)) {
 			st_traffic(a, commands, out, in);
 			if (!stop)
@@ -350,10 +449,17 @@ static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 			return;
 		}
 		st_add(a, XDP_RL_FLEET_CONNECTS, 1);
-		printf("xdp-rl: fleet: %s: connected to Redis at %s\n", a->ifname,
-		       redis_where(&a->r));
-		fflush(stdout);
+		a->own_checked = 0;
+		/* Once, and again after a failure to reach it: not at every reconnection. */
+		if (!a->said_connected) {
+			printf("xdp-rl: fleet: %s: connected to Redis at %s\n", a->ifname,
+			       redis_where(&a->r));
+			fflush(stdout);
+			a->said_connected = 1;
+		}
 	}
+	if (!a->own_checked && own_traffic(a))
+		return;
 	n = fleet_plan(&a->f, window_clock_ns(limiter_live(&a->l)), &a->r);
 	if (n < 0) {
 		redis_close(&a->r);
@@ -379,21 +485,57 @@ static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 	st_traffic(a, commands, out, in);
 	st_add(a, XDP_RL_FLEET_WINDOWS, a->f.synced);
 	st_add(a, XDP_RL_FLEET_LEFT_OUT, a->f.left_out);
+	if (redis_masters(&a->r) != a->masters) {
+		a->masters = redis_masters(&a->r);
+		a->own_checked = 0; /* the nodes' connections, checked next round */
+		printf("xdp-rl: fleet: %s: Redis at %s is a cluster of %zu masters: each key goes "
+		       "to its slot's master\n",
+		       a->ifname, redis_where(&a->r), a->masters);
+		fflush(stdout);
+	}
 	if (a->f.reply_errors) {
-		/* Redis answered, but refused some: the round did not sync them all. */
-		snprintf(a->r.why, sizeof(a->r.why), "%llu commands refused: %s",
-			 (unsigned long long)a->f.reply_errors, a->f.reply_why);
+		/*
+		 * Redis answered, but not for every window (refused, or in a
+		 * cluster a node down): those windows keep their local limits, and
+		 * what they counted is pushed next round.
+		 */
+		snprintf(a->r.why, sizeof(a->r.why), "%llu of %zu commands failed: %s",
+			 (unsigned long long)a->f.reply_errors, a->f.njobs, a->f.reply_why);
 		st_add(a, XDP_RL_FLEET_ERRORS, 1);
-		say_failure(a, "refused by", 0);
+		say_failure(a, "not all synced with", a->f.reply_why, 0);
 		a->failing = 1;
+		/*
+		 * A replica (a master demoted by a failover): connect again, to
+		 * the master the sentinels name now.
+		 */
+		if (strstr(a->f.reply_why, "READONLY"))
+			redis_close(&a->r);
 		return;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	took = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec - start_mono_ns;
 	st_add(a, XDP_RL_FLEET_ROUNDS, 1);
 	st_put(&a->st->synced, a->f.synced);
-	st_put(&a->st->round_ns, (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec - start_mono_ns);
+	st_put(&a->st->round_ns, took);
 	st_put(&a->st->last_sync_unix_ns, unix_ns());
 	st_put(&a->st->state, XDP_RL_FLEET_SYNCING);
+	if (took > a->sync_ns) {
+		/*
+		 * Synced, but late: the others learn of this server's counts less
+		 * often than --sync, and the bound (doc/fleet.md) assumes a round
+		 * within it. An error the operator sees, not a healthy lag.
+		 */
+		fmt_duration(a->sync_ns, every, sizeof(every));
+		snprintf(a->r.why, sizeof(a->r.why),
+			 "a round took %llu ms, longer than --sync %s: Redis is slow to answer, "
+			 "or the round has too many windows (--max-synced)",
+			 (unsigned long long)(took / 1000000), every);
+		st_add(a, XDP_RL_FLEET_ERRORS, 1);
+		say_failure(a, "falling behind with", "longer than --sync", 0);
+		a->failing = 1;
+		backoff_reset(&a->b);
+		return;
+	}
 	if (a->failing) {
 		printf("xdp-rl: fleet: %s: syncing again\n", a->ifname);
 		fflush(stdout);
@@ -501,22 +643,41 @@ static int cmd_fleet(int argc, char **argv)
 	__u64 sync_ns = FLEET_SYNC_DEFAULT_NS, max_synced = FLEET_MAX_SYNCED_DEFAULT;
 	__u32 above = FLEET_ABOVE_DEFAULT_PPM;
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sentinel sn;
+	char sn_where[128];
 	struct agent a;
 	char *password = NULL, w[32];
 	int opt, lock, ret = EXIT_FAIL;
 
 	memset(&a, 0, sizeof(a));
+	memset(&sn, 0, sizeof(sn));
 	redis_init(&a.r);
 	for (opt = 0; opt < PIN_MAX; opt++)
 		a.l.fd[opt] = -1;
 	while ((opt = cmd_getopt(argc, argv, &cmd_fleet_spec)) != -1) {
 		switch (opt) {
 		case OPT_REDIS:
-			why = redis_parse_addr(&a.r, optarg);
-			if (why)
+			why = redis_add_seeds(&a.r, optarg);
+			if (why) {
+				redis_free(&a.r);
 				return usage_err("fleet", "fleet: invalid --redis '%.80s': %s",
 						 optarg, why);
-			redis_addr = optarg;
+			}
+			if (!redis_addr)
+				redis_addr = optarg;
+			break;
+		case OPT_SENTINEL:
+			why = sentinel_parse(&sn, optarg);
+			if (why)
+				return usage_err("fleet", "fleet: invalid --sentinel '%.80s': %s",
+						 optarg, why);
+			a.sn = &sn;
+			break;
+		case OPT_MASTER:
+			why = sentinel_name(&sn, optarg);
+			if (why)
+				return usage_err("fleet", "fleet: invalid --master '%.80s': %s",
+						 optarg, why);
 			break;
 		case OPT_SYNC:
 			why = parse_duration(optarg, FLEET_SYNC_MIN_NS, FLEET_SYNC_MAX_NS,
@@ -551,8 +712,23 @@ static int cmd_fleet(int argc, char **argv)
 	if (cmd_positional(argc, argv, "fleet", "IFACE", 0, &ifname) ||
 	    cmd_no_more(argc, argv, "fleet", 1))
 		return EXIT_USAGE;
-	if (!redis_addr)
-		return usage_err("fleet", "fleet: give --redis HOST:PORT");
+	if (!redis_addr && !a.sn)
+		return usage_err("fleet", "fleet: give --redis HOST:PORT (or --sentinel HOST:PORT "
+					  "--master NAME)");
+	if (redis_addr && a.sn)
+		return usage_err("fleet", "fleet: give --redis or --sentinel, not both");
+	if (a.sn && !sn.name[0])
+		return usage_err("fleet", "fleet: --sentinel needs --master NAME, the name the "
+					  "sentinels monitor it by");
+	if (!a.sn && sn.name[0])
+		return usage_err("fleet", "fleet: --master is the name of a master the sentinels "
+					  "of --sentinel monitor: give --sentinel too");
+	if (a.sn) {
+		/* Where it looks, as status shows it: the master's name, at the sentinels. */
+		snprintf(sn_where, sizeof(sn_where), "master %s of sentinel %s:%s%s", sn.name,
+			 sn.addr[0].host, sn.addr[0].port, sn.n > 1 ? ",..." : "");
+		redis_addr = sn_where;
+	}
 	if (pw_path) {
 		password = read_password(pw_path);
 		if (!password)
@@ -614,11 +790,18 @@ static int cmd_fleet(int argc, char **argv)
 	}
 	fmt_duration(sync_ns, w, sizeof(w));
 	printf("xdp-rl: fleet: %s: sharing its windows with Redis at %s, group %s, every %s\n",
-	       ifname, redis_where(&a.r), group, w);
+	       ifname, a.sn ? redis_addr : redis_where(&a.r), group, w);
 	fflush(stdout);
 
 	run(&a);
 
+	if (a.exit_fail) {
+		/* Refused to run: the limiter goes on alone, as the error said. */
+		if (!publish_flag(&a, 0))
+			st_put(&a.st->state, XDP_RL_FLEET_STOPPED);
+		st_put(&a.st->pid, 0);
+		goto out;
+	}
 	if (!stop) {
 		/* The limiter is gone: nothing to clear. */
 		if (a.st)

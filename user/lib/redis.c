@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,8 +13,10 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "cluster.h"
 #include "options.h"
 #include "redis.h"
+#include "vec.h"
 
 #define REDIS_DEFAULT_PORT "6379"
 
@@ -26,8 +29,14 @@ void redis_init(struct redis *r)
 void redis_free(struct redis *r)
 {
 	redis_close(r);
+	cluster_free(r);
 	resp_buf_free(&r->out);
 	resp_buf_free(&r->in);
+	free(r->cmd);
+	free(r->seeds);
+	r->cmd = NULL;
+	r->seeds = NULL;
+	r->ncmd = r->capcmd = r->nseeds = 0;
 }
 
 __u64 redis_now_ms(void)
@@ -38,7 +47,8 @@ __u64 redis_now_ms(void)
 	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *redis_parse_addr(struct redis *r, const char *s)
+/* HOST:PORT (as redis_parse_addr takes it) into @host and @port: NULL, or why not. */
+static const char *parse_hostport(const char *s, char *out_host, char *out_port)
 {
 	const char *host = s, *colon, *end;
 	size_t hlen;
@@ -71,10 +81,81 @@ const char *redis_parse_addr(struct redis *r, const char *s)
 			return "not a host name or address";
 	if (colon && parse_u64(colon + 1, 1, 65535, &port))
 		return "the port must be a number from 1 to 65535";
-	memcpy(r->host, host, hlen);
-	r->host[hlen] = '\0';
-	snprintf(r->port, sizeof(r->port), "%s", colon ? colon + 1 : REDIS_DEFAULT_PORT);
+	memcpy(out_host, host, hlen);
+	out_host[hlen] = '\0';
+	snprintf(out_port, sizeof(((struct redis *)0)->port), "%s",
+		 colon ? colon + 1 : REDIS_DEFAULT_PORT);
 	return NULL;
+}
+
+const char *redis_parse_addr(struct redis *r, const char *s)
+{
+	struct redis_addr a;
+	const char *why = parse_hostport(s, a.host, a.port);
+
+	if (!why) {
+		memcpy(r->host, a.host, sizeof(r->host));
+		memcpy(r->port, a.port, sizeof(r->port));
+	}
+	return why;
+}
+
+/* The most seeds taken (more than a cluster's masters would be odd). */
+#define REDIS_SEEDS_MAX 64
+
+const char *redis_add_seeds(struct redis *r, const char *s)
+{
+	char one[REDIS_HOST_MAX + 16];
+	struct redis_addr *v;
+	const char *comma, *why;
+	size_t n = 0, len, k;
+
+	for (const char *p = s;; p = comma + 1) {
+		comma = strchr(p, ',');
+		n++;
+		if (!comma)
+			break;
+	}
+	if (r->nseeds + n > REDIS_SEEDS_MAX)
+		return "too many addresses (at most 64)";
+	v = realloc(r->seeds, (r->nseeds + n) * sizeof(*v));
+	if (!v)
+		return "out of memory";
+	r->seeds = v;
+	for (k = 0; k < n; k++, s = comma + 1) {
+		comma = strchr(s, ',');
+		len = comma ? (size_t)(comma - s) : strlen(s);
+		if (len >= sizeof(one))
+			return "host name too long";
+		memcpy(one, s, len);
+		one[len] = '\0';
+		why = parse_hostport(one, v[r->nseeds + k].host, v[r->nseeds + k].port);
+		if (why)
+			return why;
+	}
+	if (!r->nseeds) {
+		memcpy(r->host, v[0].host, sizeof(r->host));
+		memcpy(r->port, v[0].port, sizeof(r->port));
+	}
+	r->nseeds += n;
+	return NULL;
+}
+
+int redis_connected(const struct redis *r)
+{
+	return r->cl ? cluster_connected(r) : r->fd >= 0;
+}
+
+size_t redis_masters(const struct redis *r)
+{
+	return r->cl ? cluster_masters(r) : 0;
+}
+
+void redis_clear(struct redis *r)
+{
+	r->out.len = r->sent = 0;
+	r->queued = r->done = 0;
+	r->ncmd = 0;
 }
 
 void redis_close(struct redis *r)
@@ -82,8 +163,10 @@ void redis_close(struct redis *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
-	r->out.len = r->in.len = 0;
-	r->queued = 0;
+	r->in.len = 0;
+	redis_clear(r);
+	if (r->cl)
+		cluster_close(r);
 }
 
 /* Fail with @why (NULL: r->why as it is), closing the connection; errno kept. */
@@ -158,7 +241,26 @@ static int auth_reply(const struct resp_reply *rep, size_t i, void *ctx)
 	return -1;
 }
 
+size_t redis_fds(const struct redis *r, int *fds, size_t max)
+{
+	size_t n = 0, i;
+
+	if (r->fd >= 0 && n < max)
+		fds[n++] = r->fd;
+	for (i = 0; r->cl && i < r->cl->nnodes && n < max; i++)
+		if (r->cl->node[i]->c.fd >= 0)
+			fds[n++] = r->cl->node[i]->c.fd;
+	return n;
+}
+
 int redis_connect(struct redis *r, __u64 deadline_ms)
+{
+	if (r->cl || r->nseeds > 1)
+		return cluster_connect(r, deadline_ms);
+	return redis_connect_one(r, deadline_ms);
+}
+
+int redis_connect_one(struct redis *r, __u64 deadline_ms)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res, *ai;
 	const char *auth[] = { "AUTH", r->password };
@@ -192,15 +294,39 @@ int redis_connect(struct redis *r, __u64 deadline_ms)
 		return 0;
 	if (redis_queue(r, 2, auth, NULL))
 		return fail(r, "out of memory");
-	if (redis_exchange(r, auth_reply, r, deadline_ms))
+	if (redis_exchange_one(r, auth_reply, r, deadline_ms))
 		return -1;
+	redis_clear(r);
 	return 0;
 }
 
 int redis_queue(struct redis *r, int argc, const char *const *argv, const size_t *lens)
 {
-	if (resp_cmd(&r->out, argc, argv, lens))
+	size_t off = r->out.len;
+	struct redis_cmd *c;
+
+	if (vec_room(r->cmd, r->ncmd, r->capcmd, 1, 256) || resp_cmd(&r->out, argc, argv, lens))
 		return -1;
+	c = &r->cmd[r->ncmd++];
+	c->off = off;
+	c->len = r->out.len - off;
+	c->slot = argc > 1 ? (int)cluster_slot(argv[1], lens ? lens[1] : strlen(argv[1])) : -1;
+	c->to = -1;
+	c->ask = 0;
+	c->state = CMD_QUEUED;
+	r->queued++;
+	/* A cluster's nodes count what they send. */
+	if (!r->cl)
+		r->commands++;
+	return 0;
+}
+
+int redis_queue_raw(struct redis *r, const char *p, size_t len)
+{
+	if (resp_buf_room(&r->out, len))
+		return -1;
+	memcpy(r->out.p + r->out.len, p, len);
+	r->out.len += len;
 	r->queued++;
 	r->commands++;
 	return 0;
@@ -211,12 +337,13 @@ static int send_some(struct redis *r)
 {
 	ssize_t n;
 
-	while (r->out.len) {
-		n = send(r->fd, r->out.p, r->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (r->sent < r->out.len) {
+		n = send(r->fd, r->out.p + r->sent, r->out.len - r->sent,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
 		r->bytes_out += n;
-		resp_buf_consume(&r->out, n);
+		r->sent += n;
 	}
 	return 0;
 }
@@ -236,27 +363,40 @@ static ssize_t recv_some(struct redis *r)
 	return n;
 }
 
-int redis_exchange(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline_ms)
+/* What a reply says, for a message: its type's byte and up to 100 bytes of it. */
+static void say_reply(char *buf, size_t len, const struct resp_reply *rep)
 {
-	size_t done = 0, off = 0, owed = r->queued;
+	static const char type[] = { [RESP_STATUS] = '+', [RESP_ERROR] = '-', [RESP_INT] = ':',
+				     [RESP_BULK] = '$',	  [RESP_NIL] = '$',   [RESP_ARRAY] = '*' };
+
+	if (rep->type == RESP_NIL || rep->type == RESP_ARRAY)
+		snprintf(buf, len, "unexpected reply (%s)",
+			 rep->type == RESP_NIL ? "nil" : "array");
+	else
+		snprintf(buf, len, "unexpected reply '%c%.*s'", type[rep->type],
+			 (int)(rep->len > 100 ? 100 : rep->len), rep->s);
+}
+
+short redis_events(const struct redis *r)
+{
+	return POLLIN | (r->sent < r->out.len ? POLLOUT : 0);
+}
+
+int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
+{
+	size_t off = 0;
 	struct resp_reply rep;
 	char why[sizeof(r->why)];
 	long used;
 	ssize_t n;
 
-	if (r->fd < 0) {
-		errno = ENOTCONN;
-		snprintf(r->why, sizeof(r->why), "not connected");
-		return -1;
-	}
-	r->why[0] = '\0';
-	while (done < owed) {
+	for (;;) {
 		/* Writing and reading interleave: Redis answers while a long pipeline is sent. */
 		if (send_some(r)) {
 			snprintf(why, sizeof(why), "cannot send: %s", strerror(errno));
 			return fail(r, why);
 		}
-		while (done < owed) {
+		while (r->done < r->queued) {
 			used = resp_parse(r->in.p + off, r->in.len - off, &rep);
 			if (used < 0) {
 				errno = EPROTO;
@@ -265,15 +405,17 @@ int redis_exchange(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline
 			if (!used)
 				break;
 			off += used;
-			if (fn(&rep, done++, ctx)) {
+			if (fn(&rep, r->done++, ctx)) {
+				if (!r->why[0])
+					say_reply(r->why, sizeof(r->why), &rep);
 				errno = EPROTO;
-				return fail(r, r->why[0] ? NULL : "unexpected reply");
+				return fail(r, NULL);
 			}
 		}
 		resp_buf_consume(&r->in, off);
 		off = 0;
-		if (done == owed)
-			break;
+		if (r->done == r->queued)
+			return 1;
 		n = recv_some(r);
 		if (n > 0)
 			continue;
@@ -285,15 +427,73 @@ int redis_exchange(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline
 			snprintf(why, sizeof(why), "cannot receive: %s", strerror(errno));
 			return fail(r, why);
 		}
-		if (wait_for(r, POLLIN | (r->out.len ? POLLOUT : 0), deadline_ms)) {
+		return 0;
+	}
+}
+
+int redis_exchange_one(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline_ms)
+{
+	char why[sizeof(r->why)];
+	int rc;
+
+	if (r->fd < 0) {
+		errno = ENOTCONN;
+		snprintf(r->why, sizeof(r->why), "not connected");
+		return -1;
+	}
+	r->why[0] = '\0';
+	r->done = 0;
+	while (!(rc = redis_pump(r, fn, ctx))) {
+		if (wait_for(r, redis_events(r), deadline_ms)) {
 			snprintf(why, sizeof(why), "%s",
 				 errno == EINTR ? "interrupted" :
 						  "timed out waiting for Redis to answer");
 			return fail(r, why);
 		}
 	}
-	r->queued = 0;
-	return 0;
+	return rc < 0 ? -1 : 0;
+}
+
+/* A reply of a connection that may turn out to be a cluster's node. */
+struct top {
+	struct redis *r;
+	redis_reply_fn fn;
+	void *ctx;
+	size_t redirected;
+};
+
+static int top_reply(const struct resp_reply *rep, size_t i, void *ctx)
+{
+	struct top *t = ctx;
+	struct redis *r = t->r;
+
+	if (i < r->ncmd && rep->type == RESP_ERROR &&
+	    cluster_redirected(r, r->host, rep, &r->cmd[i]) > 0) {
+		t->redirected++;
+		return 0;
+	}
+	if (i < r->ncmd)
+		r->cmd[i].state = CMD_DONE;
+	return t->fn(rep, i, t->ctx);
+}
+
+int redis_exchange(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline_ms)
+{
+	struct top t = { .r = r, .fn = fn, .ctx = ctx };
+	int rc;
+
+	if (r->cl) {
+		rc = cluster_exchange(r, fn, ctx, deadline_ms);
+		redis_clear(r);
+		return rc;
+	}
+	rc = redis_exchange_one(r, top_reply, &t, deadline_ms);
+	if (!rc && t.redirected) {
+		/* -MOVED or -ASK: a cluster's node. Its commands go where they belong. */
+		rc = cluster_adopt(r, fn, ctx, deadline_ms);
+	}
+	redis_clear(r);
+	return rc;
 }
 
 __u64 backoff_next(struct backoff *b, __u32 rnd)

@@ -157,6 +157,9 @@ static long parse_at(const char *p, size_t len, struct resp_reply *r, int depth)
 				return n;
 			used += n;
 		}
+		/* Its elements, whole: resp_parse them one after another. */
+		r->s = p + l + 2;
+		r->len = used - (l + 2);
 		return used;
 	}
 	return -1;

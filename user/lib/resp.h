@@ -35,10 +35,14 @@ enum resp_type {
 	RESP_INT,    /* :42 */
 	RESP_BULK,   /* $3 abc */
 	RESP_NIL,    /* $-1 or *-1 */
-	RESP_ARRAY,  /* *N and its N elements (skipped; only its size is kept) */
+	RESP_ARRAY,  /* *N and its N elements (parsed whole, walked with resp_parse) */
 };
 
-/* One reply. @s points into the parsed bytes (not terminated); @n: integer or array size. */
+/*
+ * One reply. @s points into the parsed bytes (not terminated); @n: integer
+ * or array size. An array's @s and @len are its elements' bytes, whole:
+ * resp_parse them in turn (CLUSTER SLOTS answers arrays of arrays).
+ */
 struct resp_reply {
 	enum resp_type type;
 	const char *s;
