@@ -175,8 +175,8 @@ static int cmd_lists(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change the lists") ||
-	    lock_take(0) < 0 || limiter_open(ifname, &l, "cannot change the lists of"))
+	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change the lists") || lock_take(0) < 0 ||
+	    limiter_open(ifname, &l, "cannot change the lists of"))
 		goto out;
 	/* A list not named is kept as it is. */
 	for (kind = 0; kind < LIST_KINDS; kind++) {
