@@ -21,6 +21,12 @@ an LRU table's elements are read through the kernel, in batches, and each
 share written into an element by the program (BPF_PROG_TEST_RUN), where the
 bucket table is read and written in place.
 
+The same agent against a Redis Cluster of three masters (three
+redis-server --cluster-enabled on 127.0.0.1 in the receiver's namespace,
+made one cluster by redis-cli --cluster create), the agent given one node:
+each round's commands split over the masters by slot, all at once. Redis's
+CPU time is then the three servers'.
+
 Prints one table; writes every raw record to OUT.jsonl.
 """
 import argparse
@@ -84,17 +90,35 @@ class Bench:
         for p in reversed(self.procs):
             self.stop(p)
 
-    def redis(self):
-        p = self.start(["redis-server", "--bind", "127.0.0.1", "--port", self.a.port, "--save",
-                        "", "--appendonly", "no", "--dir", self.tmp, "--loglevel", "warning"],
-                       "redis", ns=self.a.rx)
+    def cli(self, port, *args):
+        return subprocess.run(["ip", "netns", "exec", self.a.rx, "redis-cli", "-p", str(port),
+                               *[str(x) for x in args]], capture_output=True, text=True).stdout
+
+    def redis(self, port=None, *extra):
+        port = port or self.a.port
+        d = os.path.join(self.tmp, f"redis{port}")
+        os.makedirs(d, exist_ok=True)
+        p = self.start(["redis-server", "--bind", "127.0.0.1", "--port", port, "--save",
+                        "", "--appendonly", "no", "--dir", d, "--loglevel", "warning", *extra],
+                       f"redis{port}", ns=self.a.rx)
         for _ in range(100):
-            r = subprocess.run(["ip", "netns", "exec", self.a.rx, "redis-cli", "-p",
-                                str(self.a.port), "ping"], capture_output=True, text=True)
-            if "PONG" in r.stdout:
+            if "PONG" in self.cli(port, "ping"):
                 return p
             time.sleep(0.1)
         raise RuntimeError("redis-server does not answer")
+
+    def cluster(self):
+        """Three masters on the ports after --port, one cluster; their processes."""
+        ports = [self.a.port + 1 + i for i in range(3)]
+        procs = [self.redis(port, "--cluster-enabled", "yes", "--cluster-config-file",
+                            os.path.join(self.tmp, f"nodes{port}.conf")) for port in ports]
+        out = self.cli(ports[0], "--cluster", "create",
+                       *[f"127.0.0.1:{port}" for port in ports], "--cluster-yes")
+        for _ in range(100):
+            if all("cluster_state:ok" in self.cli(port, "cluster", "info") for port in ports):
+                return ports, procs
+            time.sleep(0.1)
+        raise RuntimeError("the cluster is not up: " + out)
 
     def flood(self, sources, seconds):
         return self.start([self.a.bench_prog, "gen", "--netns", self.a.tx, "--dev", self.a.tx_if,
@@ -104,7 +128,7 @@ class Bench:
     def fleet(self):
         return json.loads(self.xdp("stats", self.a.rx_if, "--json"))["fleet"]
 
-    def case(self, sources, max_synced, table, redis):
+    def case(self, sources, max_synced, table, redis, port=None, kind="one"):
         self.xdp("unload", self.a.rx_if, check=False)
         self.xdp("load", self.a.rx_if, "--aligned", "--limit", 100000000, "--window", "1h",
                  "--table", table)
@@ -112,7 +136,7 @@ class Bench:
         g = self.flood(sources, 2)
         g.wait(30)
         agent = self.start([self.a.xdp_rl, "-n", self.a.rx, "fleet", self.a.rx_if, "--redis",
-                            f"127.0.0.1:{self.a.port}", "--group", "bench", "--sync",
+                            f"127.0.0.1:{port or self.a.port}", "--group", "bench", "--sync",
                             f"{SYNC_MS}ms", "--sync-above", "0", "--max-synced", max_synced],
                            "agent")
         end = time.time() + 20
@@ -127,9 +151,11 @@ class Bench:
         for phase in ("flooding", "idle"):
             g = self.flood(sources, self.a.seconds + 1) if phase == "flooding" else None
             time.sleep(0.5)
-            s0, a0, r0, t0 = self.fleet(), cpu_ns(agent.pid), cpu_ns(redis.pid), time.time()
+            s0, a0, r0, t0 = (self.fleet(), cpu_ns(agent.pid),
+                              sum(cpu_ns(p.pid) for p in redis), time.time())
             time.sleep(self.a.seconds)
-            s1, a1, r1, t1 = self.fleet(), cpu_ns(agent.pid), cpu_ns(redis.pid), time.time()
+            s1, a1, r1, t1 = (self.fleet(), cpu_ns(agent.pid),
+                              sum(cpu_ns(p.pid) for p in redis), time.time())
             if g:
                 g.wait(30)
             rounds = s1["rounds"] - s0["rounds"]
@@ -137,6 +163,7 @@ class Bench:
                                             "windows_synced", "windows_left_out",
                                             "sync_errors")}
             rec = {"sources": sources, "max_synced": max_synced, "table": table, "phase": phase,
+                   "redis": kind,
                    "seconds": t1 - t0, "rounds": rounds, "agent_cpu_ns": a1 - a0,
                    "redis_cpu_ns": r1 - r0, "round_us_last": s1["round_us"], **d}
             recs.append(rec)
@@ -160,12 +187,18 @@ def main():
     if a.quick:
         cases = [(n, cap, t) for t in ("buckets", "lru") for n, cap in ((1000, 4096), (100000, 4096))]
         a.seconds = min(a.seconds, 2)
+    clustered = [(1000, 4096, "buckets"), (100000, 4096, "buckets")]
+    if a.quick:
+        clustered = clustered[:1]
     b = Bench(a)
     recs = []
     try:
         redis = b.redis()
         for sources, cap, table in cases:
-            recs += b.case(sources, cap, table, redis)
+            recs += b.case(sources, cap, table, [redis])
+        ports, nodes = b.cluster()
+        for sources, cap, table in clustered:
+            recs += b.case(sources, cap, table, nodes, port=ports[0], kind="cluster3")
     finally:
         b.xdp("unload", a.rx_if, check=False)
         b.stop_all()
@@ -175,13 +208,14 @@ def main():
 
     print("Per round (--sync %dms, --sync-above 0; means over %.0f s of rounds):" %
           (SYNC_MS, a.seconds))
-    print("%-8s %-9s %-8s %-9s %7s %9s %9s %9s %10s %10s %9s %9s %9s" % (
-        "table", "sources", "cap", "traffic", "rounds", "agent CPU", "Redis CPU", "commands", "bytes out",
-        "bytes in", "synced", "left out", "round"))
+    print("%-8s %-8s %-9s %-8s %-9s %7s %9s %9s %9s %10s %10s %9s %9s %9s" % (
+        "redis", "table", "sources", "cap", "traffic", "rounds", "agent CPU", "Redis CPU",
+        "commands", "bytes out", "bytes in", "synced", "left out", "round"))
     for r in recs:
         n = max(r["rounds"], 1)
-        print("%-8s %-9d %-8d %-9s %7d %7.2f ms %7.2f ms %9.0f %10.0f %10.0f %9.0f %9.0f %6.2f ms"
-              % (r["table"], r["sources"], r["max_synced"], r["phase"], r["rounds"],
+        print("%-8s %-8s %-9d %-8d %-9s %7d %7.2f ms %7.2f ms %9.0f %10.0f %10.0f %9.0f %9.0f "
+              "%6.2f ms"
+              % (r["redis"], r["table"], r["sources"], r["max_synced"], r["phase"], r["rounds"],
                  r["agent_cpu_ns"] / n / 1e6, r["redis_cpu_ns"] / n / 1e6, r["commands"] / n,
                  r["bytes_sent"] / n, r["bytes_received"] / n, r["windows_synced"] / n,
                  r["windows_left_out"] / n, r["round_us_last"] / 1e3))
