@@ -65,12 +65,15 @@ class ClusterFleet(tf.Fleet):
         self.wait_port(port, p)
         return p
 
-    def cluster(self):
-        self.nodes = {port: self.node(port) for port in PORTS}
+    def cluster(self, replicas=()):
+        """The three masters of PORTS; with @replicas (three more ports), a
+        replica of each."""
+        ports = PORTS + tuple(replicas)
+        self.nodes = {port: self.node(port) for port in ports}
         run_ok(["ip", "netns", "exec", self.ns, "redis-cli", "--cluster", "create",
-                *[f"{tf.REDIS_ADDR}:{p}" for p in PORTS], "--cluster-replicas", "0",
-                "--cluster-yes"], timeout=60)
-        for port in PORTS:
+                *[f"{tf.REDIS_ADDR}:{p}" for p in ports], "--cluster-replicas",
+                "1" if replicas else "0", "--cluster-yes"], timeout=60)
+        for port in ports:
             self.wait_cluster_ok(port)
 
     def wait_cluster_ok(self, port, timeout=20):
@@ -104,6 +107,15 @@ class ClusterFleet(tf.Fleet):
     def node_keys(self):
         """Each node's keys of this fleet, with their values."""
         return {p: self.keys(port=p) for p in PORTS if self.nodes[p].poll() is None}
+
+    def replica_of(self, master, port=PORTS[0]):
+        """The port of @master's replica, as a node sees the cluster."""
+        ids = {}
+        lines = [line.split() for line in self.cli("cluster", "nodes", port=port).splitlines()]
+        for f in lines:
+            ids[f[0]] = int(f[1].split("@")[0].rsplit(":", 1)[1])
+        mid = next(f[0] for f in lines if ids[f[0]] == master)
+        return next(ids[f[0]] for f in lines if "slave" in f[2] and f[3] == mid)
 
     # ---- limiters, traffic ------------------------------------------------------
 
@@ -332,3 +344,36 @@ def test_messages_noauth_and_reconnects(cfleet):
     assert log.count("NOAUTH") == 1, log
     assert "retrying in 0 ms" not in log, log
     assert f.stop_agent(0) == 0
+
+
+def test_master_killed_and_its_replica_promoted(cfleet):
+    """Three masters with a replica each: a master killed, the cluster
+    promotes its replica; the agents read the slot map again, and every
+    source shares again through the new master, within the bound."""
+    f = cfleet
+    f.load("--aligned")
+    f.cluster(replicas=(7003, 7004, 7005))
+    start_agents(f)
+    passed, _ = f.burst_all()
+    check_sources(passed, "three masters with replicas")
+
+    dead = PORTS[2]
+    heir = f.replica_of(dead)
+    f.stop(f.nodes[dead])
+    end = time.time() + 30
+    while set(f.owners(PORTS[0]).values()) != {PORTS[0], PORTS[1], heir}:
+        assert time.time() < end, f"replica {heir} was not promoted: {f.owners(PORTS[0])}"
+        time.sleep(0.2)
+    f.wait_cluster_ok(PORTS[0])
+    for i in range(2):
+        f.wait_clean(i)
+    passed, number = f.burst_all()
+    check_sources(passed, f"master {dead} killed, replica {heir} promoted")
+    moved = [s for s in SRCS if f.owners(PORTS[0])[slot(f.key(s, number))] == heir]
+    assert moved, "some source's key lives on the promoted replica"
+    held = f.keys(port=heir)
+    for s in moved:
+        assert f.key(s, number) in held, (s, sorted(held)[:5])
+    for i in range(2):
+        assert f.agents[i].poll() is None, f.agent_log(i)
+        assert f.stop_agent(i) == 0, f.agent_log(i)
