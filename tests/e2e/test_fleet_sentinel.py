@@ -24,12 +24,13 @@ FAILOVER_S = 30      # for the sentinels to promote the replica (down-after 1 s)
 def fleet(privileged):
     need("redis-server")
     f = Fleet()
+    f.sentinel_procs = []
     yield f.start()
     f.down()
 
 
 def sentinels(fleet):
-    """A master, its replica and three sentinels watching it."""
+    """A master, its replica and three sentinels watching it (fleet.sentinel_procs)."""
     master = fleet.redis(MASTER_PORT)
     d = os.path.join(fleet.tmp, f"redis{REPLICA_PORT}")
     os.makedirs(d, exist_ok=True)
@@ -48,6 +49,7 @@ def sentinels(fleet):
                     f"sentinel failover-timeout {NAME} 5000\n")
         p = fleet.spawn(["redis-server", conf, "--sentinel"], f"sentinel{port}")
         fleet.wait_port(port, p)
+        fleet.sentinel_procs.append(p)
     return master, replica
 
 
@@ -57,7 +59,7 @@ def master_port(fleet):
 
 
 def test_sentinel_and_a_failover(fleet):
-    master, _ = sentinels(fleet)
+    master, replica = sentinels(fleet)
     fleet.load("--aligned")
     where = ",".join(f"{REDIS_ADDR}:{p}" for p in SENTINEL_PORTS)
     for i in range(2):
@@ -84,3 +86,16 @@ def test_sentinel_and_a_failover(fleet):
     assert any(k.endswith(f":{number}") for k in keys), keys
     log = fleet.agent_log(0)
     assert f"{REDIS_ADDR}:{REPLICA_PORT}" in log, log
+
+    # Every sentinel and the new master gone: each limiter holds its own limit.
+    errors = [fleet.fleet_stats(i)["sync_errors"] for i in range(2)]
+    for p in fleet.sentinel_procs:
+        fleet.stop(p)
+    fleet.stop(replica)
+    passed, _, _ = fleet.burst()
+    assert passed == [LIMIT, LIMIT], f"no Redis, no sentinel: each its own limit: {passed}"
+    for i in range(2):
+        st = fleet.fleet_stats(i)
+        assert fleet.agents[i].poll() is None, fleet.agent_log(i)
+        assert st["state"] == "retrying" and st["sync_errors"] > errors[i], st
+    assert "cannot find the master" in fleet.agent_log(0), fleet.agent_log(0)
