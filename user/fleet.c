@@ -1082,7 +1082,7 @@ static int sock_addr(const struct sockaddr_storage *sa, struct ip_addr *a, __u16
 int fleet_own_traffic(const struct limiter *l, int fd, char *why, size_t len)
 {
 	const struct xdp_rl_live *live = limiter_live(l);
-	struct sockaddr_storage peer, me;
+	struct sockaddr_storage peer = {}, me = {};
 	socklen_t plen = sizeof(peer), mlen = sizeof(me);
 	const struct xdp_rl_rule *r;
 	struct xdp_rl_rule rb;

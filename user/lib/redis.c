@@ -122,7 +122,7 @@ const char *redis_add_seeds(struct redis *r, const char *s)
 	if (!v)
 		return "out of memory";
 	r->seeds = v;
-	for (k = 0; k < n; k++, s = comma + 1) {
+	for (k = 0; k < n; k++) {
 		comma = strchr(s, ',');
 		len = comma ? (size_t)(comma - s) : strlen(s);
 		if (len >= sizeof(one))
@@ -132,6 +132,8 @@ const char *redis_add_seeds(struct redis *r, const char *s)
 		why = parse_hostport(one, v[r->nseeds + k].host, v[r->nseeds + k].port);
 		if (why)
 			return why;
+		if (comma)
+			s = comma + 1;
 	}
 	if (!r->nseeds) {
 		memcpy(r->host, v[0].host, sizeof(r->host));
