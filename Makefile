@@ -75,14 +75,15 @@ CFLAGS     ?= -O2 -g
 USER_INC    = -Iinclude -Iuser -Iuser/lib -I$(BUILD)
 USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D_GNU_SOURCE -DXDP_RL_VERSION='"$(VERSION)"' \
               $(USER_INC) -MMD -MP $(SAN_FLAGS)
-# One file to copy: libbpf, libelf, zlib and libcap are linked statically.
-# STATIC=0 links them dynamically, as a distribution's package does (make
-# deb): its dependencies then say which libraries it takes.
+# One file to copy: libbpf, libelf, zlib, libcap and OpenSSL (the fleet
+# agent's TLS: libssl, libcrypto) are linked statically. STATIC=0 links them
+# dynamically, as a distribution's package does (make deb): its
+# dependencies then say which libraries it takes.
 STATIC      ?= 1
 ifeq ($(STATIC),1)
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -Wl,-Bdynamic
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -lssl -lcrypto -Wl,-Bdynamic
 else
-STATIC_LIBS := -lbpf -lcap
+STATIC_LIBS := -lbpf -lcap -lssl -lcrypto
 endif
 # libmicrohttpd (the exporter's HTTP server) is linked dynamically: Debian's
 # is built with GnuTLS, whose static libraries Debian does not ship.

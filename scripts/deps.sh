@@ -11,23 +11,25 @@
 set -euo pipefail
 
 # What `make` needs to build build/xdp-rl and the unit tests (python3: the
-# BPF object's stack check, scripts/check-stack.py).
+# BPF object's stack check, scripts/check-stack.py; libssl-dev: the fleet
+# agent's TLS to Redis).
 BUILD_PKGS=(
 	make clang llvm gcc libc6-dev pkg-config python3
 	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
-	libmicrohttpd-dev bpftool
+	libmicrohttpd-dev libssl-dev bpftool
 )
 # The tests, the demo and the bench; make fuzz (in make test) needs clang's
 # libFuzzer and sanitizer runtimes. The fleet's tests run their own Redis
 # (redis-server, redis-cli) and nutcracker in namespaces of their own; on a
 # host with systemd, installing redis-server also starts Debian's service
-# on 127.0.0.1:6379, which the tests do not use.
+# on 127.0.0.1:6379, which the tests do not use. The TLS tests make their
+# certificates with openssl (Debian's redis-server is built with TLS).
 RUN_PKGS=(
 	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool curl
 	libclang-rt-dev
-	redis-server redis-tools nutcracker
+	redis-server redis-tools nutcracker openssl
 )
 # make test-kernels (tests/kernels): Debian's kernels booted under qemu, with
 # an initramfs of busybox (the static one: the initramfs has no libc) and

@@ -49,6 +49,8 @@ build)
 	need_header zlib.h "zlib, which libbpf needs" z
 	need_header sys/capability.h "libcap" cap
 	need_header microhttpd.h "libmicrohttpd, the exporter's HTTP server" microhttpd
+	need_header openssl/ssl.h "OpenSSL, the fleet agent's TLS" ssl
+	need_header openssl/crypto.h "OpenSSL, the fleet agent's TLS" crypto
 	;;
 lint)
 	need_tool "make lint-format" "${CLANG_FORMAT:-clang-format}" clang-format-14

@@ -40,6 +40,7 @@
 #include "proc.h"
 #include "redis.h"
 #include "sentinel.h"
+#include "tls.h"
 
 enum {
 	OPT_REDIS = 256,
@@ -50,6 +51,12 @@ enum {
 	OPT_MAX_SYNCED,
 	OPT_SENTINEL,
 	OPT_MASTER,
+	OPT_USER,
+	OPT_TLS,
+	OPT_TLS_CA,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_TLS_SERVER_NAME,
 };
 
 /* Connecting (AUTH included) takes at most this long. */
@@ -65,9 +72,12 @@ enum {
 
 static const char *const fleet_forms[] = {
 	"IFACE --redis HOST:PORT[,HOST:PORT...] [--sync DUR] [--group NAME]\n"
-	"[--password-file PATH] [--sync-above FRACTION] [--max-synced N]",
+	"[--user NAME] [--password-file PATH] [--sync-above FRACTION] [--max-synced N]\n"
+	"[--tls [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] [--tls-server-name NAME]]",
 	"IFACE --sentinel HOST:PORT[,HOST:PORT...] --master NAME [--sync DUR]\n"
-	"[--group NAME] [--password-file PATH] [--sync-above FRACTION] [--max-synced N]",
+	"[--group NAME] [--user NAME] [--password-file PATH] [--sync-above FRACTION]\n"
+	"[--max-synced N] [--tls [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]\n"
+	"[--tls-server-name NAME]]",
 	NULL,
 };
 
@@ -83,6 +93,19 @@ static const struct opt_spec fleet_opts[] = {
 	{ "group", OPT_GROUP, "NAME", "the fleet's name in the keys (default: default)" },
 	{ "password-file", OPT_PASSWORD_FILE, "PATH",
 	  "AUTH with the password in PATH (its first line; the\nfile must not be readable by others)" },
+	{ "user", OPT_USER, "NAME",
+	  "AUTH as this ACL user (Redis 6 or later), with the\npassword of --password-file" },
+	{ "tls", OPT_TLS, NULL,
+	  "connect over TLS (to Redis, each cluster node and the\nsentinels); the server's "
+	  "certificate is always verified" },
+	{ "tls-ca", OPT_TLS_CA, "FILE",
+	  "the CA certificates to verify the server by (PEM;\ndefault: the system's trust store)" },
+	{ "tls-cert", OPT_TLS_CERT, "FILE",
+	  "a client certificate (PEM), for a Redis with\ntls-auth-clients yes; with --tls-key" },
+	{ "tls-key", OPT_TLS_KEY, "FILE", "the client certificate's private key (PEM)" },
+	{ "tls-server-name", OPT_TLS_SERVER_NAME, "NAME",
+	  "the name to ask for (SNI) and verify in the server's\ncertificate (default: the host "
+	  "of the address)" },
 	{ "sync-above", OPT_SYNC_ABOVE, "FRACTION",
 	  "sync a window once its count reaches this share of its\nlimit (default 0.1; 0.05 or 5%)" },
 	{ "max-synced", OPT_MAX_SYNCED, "N",
@@ -315,7 +338,28 @@ static const char *hint(const struct agent *a, const char *why)
 		return a->r.password ? "" :
 				       " (Redis wants a password: give it with --password-file)";
 	if (strstr(why, "WRONGPASS") || strstr(why, "invalid password"))
-		return " (check the password in --password-file)";
+		return a->r.user ? " (check --user and the password in --password-file, and that "
+				   "the user is on: 'ACL GETUSER NAME')" :
+				   " (check the password in --password-file)";
+	if (strstr(why, "NOPERM"))
+		return " (the ACL user may not do this: it needs the keys '~xdp-rl:*' and the "
+		       "commands INCRBY, EXPIRE, GET and PING, and CLUSTER SLOTS and ASKING "
+		       "for a cluster)";
+	if (strstr(why, "mismatch"))
+		return " (the server's certificate does not name the address: give the name "
+		       "it has with --tls-server-name, or connect by that name)";
+	if (strstr(why, "certificate verify failed"))
+		return " (check --tls-ca: it must hold the CA that signed the server's "
+		       "certificate)";
+	if (strstr(why, "certificate required"))
+		return " (Redis wants a client certificate: give --tls-cert and --tls-key)";
+	if (strstr(why, "alert unknown ca") || strstr(why, "alert bad certificate"))
+		return " (Redis refused the client certificate: its tls-ca-cert-file must hold "
+		       "the CA that signed --tls-cert)";
+	if (strstr(why, "TLS handshake"))
+		return " (is it Redis's tls-port? A plain port does not speak TLS)";
+	if (!a->r.tls && strstr(why, "connection closed by Redis"))
+		return " (if Redis listens with TLS on this port, give --tls)";
 	if (strstr(why, "CLUSTERDOWN"))
 		return " (the cluster does not serve every slot: see 'redis-cli cluster info')";
 	return "";
@@ -630,6 +674,21 @@ static char *read_password(const char *path)
 	return text;
 }
 
+/* An ACL user's name or a server's: NULL, or why it is refused. */
+static const char *name_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!n)
+		return "empty";
+	if (n > 255)
+		return "longer than 255 characters";
+	for (i = 0; i < n; i++)
+		if (s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return "no spaces or control characters";
+	return NULL;
+}
+
 static void wipe(char *s)
 {
 	if (s)
@@ -640,6 +699,10 @@ static void wipe(char *s)
 static int cmd_fleet(int argc, char **argv)
 {
 	const char *ifname, *redis_addr = NULL, *group = FLEET_GROUP_DEFAULT, *pw_path = NULL, *why;
+	const char *user = NULL, *ca = NULL, *cert = NULL, *key = NULL, *server_name = NULL;
+	struct redis_tls tls = { 0 };
+	char tls_why[512];
+	int use_tls = 0;
 	__u64 sync_ns = FLEET_SYNC_DEFAULT_NS, max_synced = FLEET_MAX_SYNCED_DEFAULT;
 	__u32 above = FLEET_ABOVE_DEFAULT_PPM;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -694,6 +757,25 @@ static int cmd_fleet(int argc, char **argv)
 			group = optarg;
 			break;
 		case OPT_PASSWORD_FILE: pw_path = optarg; break;
+		case OPT_USER:
+			why = name_ok(optarg);
+			if (why)
+				return usage_err("fleet", "fleet: invalid --user '%.80s': %s",
+						 optarg, why);
+			user = optarg;
+			break;
+		case OPT_TLS: use_tls = 1; break;
+		case OPT_TLS_CA: ca = optarg; break;
+		case OPT_TLS_CERT: cert = optarg; break;
+		case OPT_TLS_KEY: key = optarg; break;
+		case OPT_TLS_SERVER_NAME:
+			why = name_ok(optarg);
+			if (why)
+				return usage_err("fleet",
+						 "fleet: invalid --tls-server-name '%.80s': %s",
+						 optarg, why);
+			server_name = optarg;
+			break;
 		case OPT_SYNC_ABOVE:
 			why = fleet_parse_fraction(optarg, &above);
 			if (why)
@@ -723,6 +805,18 @@ static int cmd_fleet(int argc, char **argv)
 	if (!a.sn && sn.name[0])
 		return usage_err("fleet", "fleet: --master is the name of a master the sentinels "
 					  "of --sentinel monitor: give --sentinel too");
+	if (user && !pw_path)
+		return usage_err("fleet", "fleet: --user needs --password-file PATH, the user's "
+					  "password");
+	if (!use_tls && (ca || cert || key || server_name))
+		return usage_err("fleet", "fleet: --tls-%s is for TLS: give --tls too",
+				 ca   ? "ca" :
+				 cert ? "cert" :
+				 key  ? "key" :
+					"server-name");
+	if (!cert != !key)
+		return usage_err("fleet", "fleet: a client certificate takes both --tls-cert FILE "
+					  "and --tls-key FILE");
 	if (a.sn) {
 		/* Where it looks, as status shows it: the master's name, at the sentinels. */
 		snprintf(sn_where, sizeof(sn_where), "master %s of sentinel %s:%s%s", sn.name,
@@ -734,6 +828,15 @@ static int cmd_fleet(int argc, char **argv)
 		if (!password)
 			return EXIT_FAIL;
 		a.r.password = password;
+		a.r.user = user;
+	}
+	if (use_tls) {
+		if (tls_setup(&tls, ca, cert, key, server_name, tls_why, sizeof(tls_why))) {
+			log_err("cannot run the fleet agent: %s", tls_why);
+			goto out;
+		}
+		a.r.tls = &tls;
+		sn.tls = &tls;
 	}
 	a.ifname = ifname;
 	a.redis_addr = redis_addr;
@@ -822,5 +925,6 @@ out:
 	fleet_status_unmap(a.st);
 	limiter_close(&a.l);
 	wipe(password);
+	tls_free(&tls);
 	return ret;
 }

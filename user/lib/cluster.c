@@ -10,6 +10,7 @@
 
 #include "cluster.h"
 #include "options.h"
+#include "tls.h"
 #include "vec.h"
 
 /* A round's commands are sent at most this many times (the first, and redirections). */
@@ -130,6 +131,8 @@ static long node_at(struct redis *r, const char *host, const char *port)
 	snprintf(n->c.host, sizeof(n->c.host), "%s", host);
 	snprintf(n->c.port, sizeof(n->c.port), "%s", port);
 	n->c.password = r->password;
+	n->c.user = r->user;
+	n->c.tls = r->tls;
 	n->b.base_ms = CLUSTER_RETRY_MS;
 	n->b.cap_ms = CLUSTER_RETRY_CAP_MS;
 	cl->node[cl->nnodes] = n;
@@ -667,13 +670,17 @@ int cluster_adopt(struct redis *r, redis_reply_fn fn, void *ctx, __u64 deadline_
 	}
 	n = r->cl->node[k];
 	if (n->c.fd < 0) {
-		/* The connection is the node's now; its counts stay the client's. */
+		/* The connection is the node's now (its TLS session too); its counts stay the client's. */
 		n->c.fd = r->fd;
-		r->fd = -1;
+		n->c.ssl = r->ssl;
 	} else {
+		if (r->ssl)
+			tls_close(r->ssl);
 		close(r->fd);
-		r->fd = -1;
 	}
+	r->fd = -1;
+	r->ssl = NULL;
+	r->tls_wait = 0;
 	r->in.len = 0;
 	r->cl->stale = r->cl->moved = 1;
 	return cluster_exchange(r, fn, ctx, deadline_ms);

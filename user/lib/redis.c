@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "options.h"
 #include "redis.h"
+#include "tls.h"
 #include "vec.h"
 
 #define REDIS_DEFAULT_PORT "6379"
@@ -162,6 +163,10 @@ void redis_clear(struct redis *r)
 
 void redis_close(struct redis *r)
 {
+	if (r->ssl)
+		tls_close(r->ssl);
+	r->ssl = NULL;
+	r->tls_wait = 0;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -255,6 +260,26 @@ size_t redis_fds(const struct redis *r, int *fds, size_t max)
 	return n;
 }
 
+/* The TLS handshake on the connected socket, until @deadline_ms: 0, or -1 (closed). */
+static int handshake(struct redis *r, __u64 deadline_ms)
+{
+	char why[sizeof(r->why)];
+	short events = 0;
+	int rc;
+
+	r->ssl = tls_new(r->tls, r->fd, r->host, why, sizeof(why));
+	if (!r->ssl) {
+		errno = ENOMEM;
+		return fail(r, why);
+	}
+	while (!(rc = tls_handshake(r->ssl, &events, why, sizeof(why)))) {
+		if (wait_for(r, events, deadline_ms))
+			return fail(r, errno == EINTR ? "interrupted" :
+							"timed out in the TLS handshake");
+	}
+	return rc < 0 ? fail(r, why) : 0;
+}
+
 int redis_connect(struct redis *r, __u64 deadline_ms)
 {
 	if (r->cl || r->nseeds > 1)
@@ -265,7 +290,7 @@ int redis_connect(struct redis *r, __u64 deadline_ms)
 int redis_connect_one(struct redis *r, __u64 deadline_ms)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC }, *res, *ai;
-	const char *auth[] = { "AUTH", r->password };
+	const char *auth[] = { "AUTH", r->user ? r->user : r->password, r->password };
 	char why[sizeof(r->why)];
 	int e;
 
@@ -292,9 +317,11 @@ int redis_connect_one(struct redis *r, __u64 deadline_ms)
 		snprintf(why, sizeof(why), "cannot connect: %s", strerror(e));
 		return fail(r, why);
 	}
+	if (r->tls && handshake(r, deadline_ms))
+		return -1;
 	if (!r->password)
 		return 0;
-	if (redis_queue(r, 2, auth, NULL))
+	if (redis_queue(r, r->user ? 3 : 2, auth, NULL))
 		return fail(r, "out of memory");
 	if (redis_exchange_one(r, auth_reply, r, deadline_ms))
 		return -1;
@@ -334,30 +361,50 @@ int redis_queue_raw(struct redis *r, const char *p, size_t len)
 	return 0;
 }
 
-/* Send what the socket takes now: 0, or -1 (a real error; EAGAIN is 0). */
-static int send_some(struct redis *r)
+/* Send what the socket takes now: 0, or -1 (a real error, said in @why; EAGAIN is 0). */
+static int send_some(struct redis *r, char *why, size_t len)
 {
 	ssize_t n;
 
 	while (r->sent < r->out.len) {
-		n = send(r->fd, r->out.p + r->sent, r->out.len - r->sent,
-			 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		if (r->ssl)
+			n = tls_write(r->ssl, r->out.p + r->sent, r->out.len - r->sent,
+				      &r->tls_wait, why, len);
+		else
+			n = send(r->fd, r->out.p + r->sent, r->out.len - r->sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0) {
+			if (!r->ssl)
+				snprintf(why, len, "%s", strerror(errno));
+			return -1;
+		}
 		r->bytes_out += n;
 		r->sent += n;
 	}
 	return 0;
 }
 
-/* Read what has come: bytes read (0: the peer closed), or -1 (EAGAIN: nothing yet). */
-static ssize_t recv_some(struct redis *r)
+/*
+ * Read what has come: bytes read (0: the peer closed), or -1 (EAGAIN:
+ * nothing yet; else said in @why).
+ */
+static ssize_t recv_some(struct redis *r, char *why, size_t len)
 {
 	ssize_t n;
 
-	if (resp_buf_room(&r->in, 16384))
+	if (resp_buf_room(&r->in, 16384)) {
+		snprintf(why, len, "out of memory");
 		return -1;
-	n = recv(r->fd, r->in.p + r->in.len, r->in.cap - r->in.len, MSG_DONTWAIT);
+	}
+	if (r->ssl)
+		n = tls_read(r->ssl, r->in.p + r->in.len, r->in.cap - r->in.len, &r->tls_wait, why,
+			     len);
+	else
+		n = recv(r->fd, r->in.p + r->in.len, r->in.cap - r->in.len, MSG_DONTWAIT);
+	if (n < 0 && !r->ssl)
+		snprintf(why, len, "%s", strerror(errno));
 	if (n > 0) {
 		r->in.len += n;
 		r->bytes_in += n;
@@ -381,21 +428,22 @@ static void say_reply(char *buf, size_t len, const struct resp_reply *rep)
 
 short redis_events(const struct redis *r)
 {
-	return POLLIN | (r->sent < r->out.len ? POLLOUT : 0);
+	return POLLIN | (r->sent < r->out.len ? POLLOUT : 0) | r->tls_wait;
 }
 
 int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
 {
 	size_t off = 0;
 	struct resp_reply rep;
-	char why[sizeof(r->why)];
+	char why[sizeof(r->why)], io[sizeof(r->why) - 20];
 	long used;
 	ssize_t n;
 
+	r->tls_wait = 0;
 	for (;;) {
 		/* Writing and reading interleave: Redis answers while a long pipeline is sent. */
-		if (send_some(r)) {
-			snprintf(why, sizeof(why), "cannot send: %s", strerror(errno));
+		if (send_some(r, io, sizeof(io))) {
+			snprintf(why, sizeof(why), "cannot send: %s", io);
 			return fail(r, why);
 		}
 		while (r->done < r->queued) {
@@ -418,7 +466,7 @@ int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
 		off = 0;
 		if (r->done == r->queued)
 			return 1;
-		n = recv_some(r);
+		n = recv_some(r, io, sizeof(io));
 		if (n > 0)
 			continue;
 		if (!n) {
@@ -426,7 +474,7 @@ int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
 			return fail(r, "connection closed by Redis");
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			snprintf(why, sizeof(why), "cannot receive: %s", strerror(errno));
+			snprintf(why, sizeof(why), "cannot receive: %s", io);
 			return fail(r, why);
 		}
 		return 0;

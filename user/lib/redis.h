@@ -6,8 +6,10 @@
  * deadline. Sockets are non-blocking and every wait is a poll() with what
  * is left of the deadline, so a Redis that is slow or gone costs the agent
  * at most that long, and a signal cuts it short. Counts commands and bytes
- * both ways. A Redis Cluster is followed by cluster.c (cluster.h).
- * Bottom layer: resp.h and options.h only.
+ * both ways. A Redis Cluster is followed by cluster.c (cluster.h). Over
+ * TLS (tls.h) when given a context: the handshake and every read and write
+ * are as non-blocking and as bounded, and the counts are of the payload.
+ * Bottom layer: resp.h, options.h and tls.h only.
  */
 #ifndef XDP_RL_REDIS_H
 #define XDP_RL_REDIS_H
@@ -35,17 +37,23 @@ struct redis_cmd {
 };
 
 struct redis_cluster; /* cluster.h */
+struct redis_tls;     /* tls.h */
+struct ssl_st;
 
 struct redis {
 	int fd; /* -1: not connected */
 	char host[REDIS_HOST_MAX + 1];
 	char port[8];
-	const char *password; /* NULL: no AUTH */
-	struct resp_buf out;  /* commands: those before @sent are sent */
-	struct resp_buf in;   /* bytes not yet parsed */
-	size_t sent;	      /* bytes of out sent */
-	size_t queued;	      /* commands in out (and so replies owed) */
-	size_t done;	      /* replies read of those */
+	const char *password;	     /* NULL: no AUTH */
+	const char *user;	     /* AUTH USER PASSWORD (an ACL user); NULL: AUTH PASSWORD */
+	const struct redis_tls *tls; /* NULL: plain TCP */
+	struct ssl_st *ssl;	     /* the TLS session of fd */
+	short tls_wait;		     /* what the session waits for, besides POLLIN */
+	struct resp_buf out;	     /* commands: those before @sent are sent */
+	struct resp_buf in;	     /* bytes not yet parsed */
+	size_t sent;		     /* bytes of out sent */
+	size_t queued;		     /* commands in out (and so replies owed) */
+	size_t done;		     /* replies read of those */
 	__u64 commands, bytes_out, bytes_in;
 	char why[160]; /* why the last call failed */
 	/* The pipeline's commands, as queued (routed by key in a cluster). */

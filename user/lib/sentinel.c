@@ -130,6 +130,7 @@ int sentinel_master(struct sentinel *s, struct redis_addr *out, __u64 deadline_m
 		redis_init(&q);
 		memcpy(q.host, s->addr[i].host, sizeof(q.host));
 		memcpy(q.port, s->addr[i].port, sizeof(q.port));
+		q.tls = s->tls;
 		a.out = out;
 		a.got = -1;
 		if (redis_connect_one(&q, deadline_ms) || redis_queue(&q, 3, argv, NULL) ||

@@ -25,6 +25,7 @@ struct sentinel {
 	size_t n;
 	size_t first; /* the one to ask first: the last that answered */
 	char name[SENTINEL_NAME_MAX + 1];
+	const struct redis_tls *tls; /* --tls: the sentinels are asked over TLS too */
 };
 
 /*
