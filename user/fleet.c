@@ -541,6 +541,7 @@ void fleet_retire_book(struct fleet *f)
 	for (i = 0; i < f->nbook; i++)
 		retire(f, &f->book[i]);
 	f->nbook = 0;
+	f->epoch++; /* a window of the new limiter is never one of the old's */
 	gone_trim(f);
 }
 
@@ -597,19 +598,28 @@ static void book_trim(struct fleet *f, size_t adding, const __u8 *chosen)
 /*
  * New entry @e of candidate @c takes over what a window of the same key and
  * number that left the book pushed into it: all of it as its own, so that
- * the key's total less own stays the others' part; and, the same
- * generation (the limiter replaced, its windows kept), its pushed count
- * too, so that it is not pushed twice. Its TTL is the key's, set already.
+ * the key's total less own stays the others' part. Its pushed count too,
+ * only when @c is that very window (it left the book trimmed, and came
+ * back): the same slot of a bucket table, the same generation, the same
+ * limiter. Anything else is a window counted afresh (a reset, another
+ * slot, whose generations are its own, an LRU element, a limiter
+ * replaced), whose count is all to push: were its pushed taken from
+ * another window, counts would go unpushed and the fleet pass more. A
+ * window pushed twice (a replaced limiter that kept it) is counted twice
+ * until it ends: more refusals elsewhere, never more passes. Its TTL is
+ * the key's, set already.
  */
 static void take_over(struct fleet *f, struct fleet_entry *e, const struct fleet_cand *c)
 {
 	struct fleet_entry *g = gone_find(f, c, e->ident);
+	__u32 t = c->id >> 40;
 
 	if (!g)
 		return;
 	e->own = g->own;
 	e->expire = g->expire;
-	if (g->gen == c->gen && !memcmp(g->k, c->k, sizeof(g->k)))
+	if (g->epoch == f->epoch && g->id == c->id && g->gen == c->gen && t < XDP_RL_T_SHARED &&
+	    !f->t[t].lru)
 		e->pushed = g->pushed;
 	e->remote = g->remote;
 	g->own = 0; /* taken: gone_trim drops it */
@@ -669,6 +679,7 @@ static int book_merge(struct fleet *f)
 				fleet_ident(c[j].id, c[j].tag, c[j].k, c[j].window_ns, c[j].number);
 			nb[n].weight = c[j].weight;
 			nb[n].mark = f->round;
+			nb[n].epoch = f->epoch;
 			take_over(f, &nb[n], &c[j]);
 			c[j++].entry = n++;
 		} else if (i < f->nbook) {
@@ -1091,7 +1102,7 @@ int fleet_own_traffic(const struct limiter *l, int fd, char *why, size_t len)
 	__u16 rport, lport;
 	unsigned int oif, maxlen;
 	char at[INET6_ADDRSTRLEN], what[160], fix[160];
-	int kind, listed;
+	int kind, listed, via;
 
 	if (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
 	    getsockname(fd, (struct sockaddr *)&me, &mlen) || sock_addr(&peer, &a, &rport) ||
@@ -1109,7 +1120,16 @@ int fleet_own_traffic(const struct limiter *l, int fd, char *why, size_t len)
 		snprintf(why, len, "cannot tell which interface Redis at %s is reached by: %m", at);
 		return -1;
 	}
-	if (oif != l->ifindex || (live->flags & XDP_RL_F_DRY_RUN))
+	if (live->flags & XDP_RL_F_DRY_RUN)
+		return 0;
+	/* Arriving on the limiter's interface: on it, on a VLAN of it, a bridge it is a port of... */
+	via = route_arrives_via(oif, l->ifindex);
+	if (via < 0) {
+		snprintf(why, len, "cannot tell whether Redis at %s is reached through '%s': %m",
+			 at, l->ifname);
+		return -1;
+	}
+	if (!via)
 		return 0;
 	/* As the datapath: the longest rule whose selector takes the reply, else the next. */
 	maxlen = a.family == AF_INET ? 32 : 128;

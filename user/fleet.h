@@ -81,6 +81,7 @@ struct fleet_entry {
 	__u64 weight;  /* the count's share of the limit, for fleet_book_trim */
 	__u32 expire;  /* the key's TTL is set (EXPIRE answered 1) */
 	__u32 mark;    /* the round that last found the window open */
+	__u32 epoch;   /* struct fleet's epoch when it was made */
 };
 
 /* A window the scan found worth syncing this round. */
@@ -143,6 +144,7 @@ struct fleet {
 	 */
 	struct fleet_entry *gone;
 	size_t ngone, capgone;
+	__u32 epoch; /* limiters synced so far, less one (fleet_retire_book) */
 
 	/* This round. */
 	struct fleet_cand *heap; /* the heaviest, a min-heap by weight */

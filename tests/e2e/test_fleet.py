@@ -613,13 +613,25 @@ def test_agent_follows_a_changed_tai_offset(fleet):
     assert other.status()["tai_offset_stale"] is False
 
 
-def test_the_agent_never_throttles_itself(fleet):
+@pytest.mark.parametrize("bridged", [False, True], ids=["direct", "bridged"])
+def test_the_agent_never_throttles_itself(fleet, bridged):
     """A Redis reached through the limited interface, whose replies the
     limits would take: the agent refuses to run and says how to exempt it
     (before, it ran with its rounds falling behind and no error); exempted
-    with an allow rule, it syncs."""
+    with an allow rule, it syncs. Bridged: the limited interface a port of
+    a bridge that holds the address, the route leaving by the bridge; the
+    replies still arrive through the port's XDP first."""
     bed = fleet.beds[0]
     fleet.load("--aligned")
+    if bridged:
+        br = f"{fleet.tag}-br"
+        run_ok(["ip", "-n", bed.rx, "link", "add", br, "type", "bridge"])
+        run_ok(["ip", "-n", bed.rx, "addr", "flush", "dev", bed.rx_if])
+        run_ok(["ip", "-n", bed.rx, "link", "set", bed.rx_if, "master", br])
+        run_ok(["ip", "-n", bed.rx, "addr", "add", "198.18.0.2/24", "dev", br])
+        run_ok(["ip", "-n", bed.rx, "link", "set", br, "up"])
+        route = run_ok(["ip", "-n", bed.rx, "route", "get", "198.18.0.1"]).stdout
+        assert f"dev {br}" in route, route
     addr, port = "198.18.0.1", 6390       # bed 0's sender side, across rx_if
     d = os.path.join(fleet.tmp, "redis-tx")
     os.makedirs(d, exist_ok=True)

@@ -453,11 +453,26 @@ UNIT_TEST(fleet_reset_keeps_own)
 	ASSERT_EQ(k->v, 140LL, "evicted: the key holds 140");
 	ASSERT_EQ(a.f.book[0].remote, 30ULL, "evicted: the others' part is still 30");
 
-	/* The limiter replaced, its windows kept (load --force): nothing pushed twice. */
+	/* Trimmed out of the book (book_trim), then back: the same window, not pushed again. */
+	free(a.f.gone);
+	a.f.gone = malloc(sizeof(*a.f.gone));
+	if (!ASSERT_TRUE(a.f.gone != NULL, "trimmed: memory"))
+		goto out;
+	a.f.gone[0] = a.f.book[0];
+	a.f.ngone = a.f.capgone = 1;
+	a.f.nbook = 0;
+	ASSERT_EQ(round_at(&a, &db, now), 1L, "trimmed: back, nothing new: one GET");
+	ASSERT_EQ(k->v, 140LL, "trimmed: its 30 are not pushed again");
+	ASSERT_EQ(a.f.book[0].remote, 30ULL, "trimmed: the others' part is still 30");
+
+	/*
+	 * The limiter replaced: its window counted afresh (were the tables kept,
+	 * pushed twice: only more refusals), its own part still its own.
+	 */
 	fleet_retire_book(&a.f);
 	n = round_at(&a, &db, now);
-	ASSERT_EQ(n, 1L, "replaced: the same window, nothing new: one GET");
-	ASSERT_EQ(k->v, 140LL, "replaced: its 30 are not pushed again");
+	ASSERT_EQ(n, 1L, "replaced: its count pushed again: INCRBY (the key's TTL is set)");
+	ASSERT_EQ(k->v, 170LL, "replaced: the key counts its 30 twice");
 	ASSERT_EQ(a.f.book[0].remote, 30ULL, "replaced: the others' part is still 30");
 
 	/* The next window number is another key: nothing is taken over. */
@@ -468,6 +483,7 @@ UNIT_TEST(fleet_reset_keeps_own)
 	k = fake_find(&db, "xdp-rl:web:all:1s:198.51.100.7/32:1763916131", 0);
 	ASSERT_TRUE(k && k->v == 40 && a.f.book[0].own == 40 && a.f.book[0].remote == 0,
 		    "next window: its own key, only its own 40");
+out:
 	agent_free(&a);
 }
 

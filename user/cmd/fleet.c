@@ -67,6 +67,8 @@ enum {
 #define BACKOFF_CAP_MS 5000
 /* A failure said again, while Redis keeps failing the same way, at most this often. */
 #define SAY_AGAIN_MS 60000
+/* The agent's own traffic is checked again at least this often (fleet_own_traffic). */
+#define OWN_RECHECK_MS 10000
 /* The longest password read from --password-file. */
 #define PASSWORD_MAX 512
 
@@ -152,11 +154,12 @@ struct agent {
 	__u64 sets_sig;
 	__u32 config_id;
 	int paused, failing;
-	int said_connected;  /* "connected" said, and no failure to reach Redis since */
-	struct sentinel *sn; /* --sentinel: asked for the master before each connection */
-	int own_checked;     /* the connections' traffic checked (fleet_own_traffic) */
-	int exit_fail;	     /* stopped by a failure, not a signal: exit 1 */
-	size_t masters;	     /* a cluster's, as last said */
+	int said_connected;   /* "connected" said, and no failure to reach Redis since */
+	struct sentinel *sn;  /* --sentinel: asked for the master before each connection */
+	int own_checked;      /* the connections' traffic checked (fleet_own_traffic) */
+	__u64 own_checked_ms; /* when */
+	int exit_fail;	      /* stopped by a failure, not a signal: exit 1 */
+	size_t masters;	      /* a cluster's, as last said */
 	char said[sizeof(((struct redis *)0)->why)];
 	__u64 said_at_ms;
 };
@@ -297,10 +300,12 @@ static int check_limiter(struct agent *a)
 		fleet_detach(&a->f);
 		/*
 		 * The new tables may hold other keys in the same places: the
-		 * book's entries leave it, and a window the new limiter still
-		 * has takes over what was pushed for it (fleet_retire_book).
+		 * book's entries leave it, and a window of the new limiter's
+		 * takes over as its own what this server pushed into its key
+		 * (fleet_retire_book). Its own traffic is checked again.
 		 */
 		fleet_retire_book(&a->f);
+		a->own_checked = 0;
 		if (attach(a)) {
 			log_err("fleet: the limiter on '%s' is gone: stopping (the agent runs "
 				"again once it is loaded)",
@@ -321,6 +326,7 @@ static int check_limiter(struct agent *a)
 	live = limiter_live(&a->l);
 	if (sets_signature(&a->l) != a->sets_sig) {
 		a->sets_sig = sets_signature(&a->l);
+		a->own_checked = 0; /* the rules changed: Redis's replies may be limited now */
 		if (fleet_load_sets(&a->f, &a->l))
 			log_warn("fleet: cannot read the rules of '%s': %m", a->ifname);
 	}
@@ -466,6 +472,7 @@ static int own_traffic(struct agent *a)
 		return 1;
 	}
 	a->own_checked = 1;
+	a->own_checked_ms = redis_now_ms();
 	return 0;
 }
 
@@ -502,7 +509,8 @@ static void round_once(struct agent *a, __u64 start_ms, __u64 start_mono_ns)
 			a->said_connected = 1;
 		}
 	}
-	if (!a->own_checked && own_traffic(a))
+	/* Again now and then: a selector, a list or a cluster's node may have changed. */
+	if ((!a->own_checked || start_ms - a->own_checked_ms >= OWN_RECHECK_MS) && own_traffic(a))
 		return;
 	n = fleet_plan(&a->f, window_clock_ns(limiter_live(&a->l)), &a->r);
 	if (n < 0) {

@@ -15,4 +15,12 @@
  */
 int route_oif(int family, const void *addr, unsigned int *ifindex);
 
+/*
+ * Whether what arrives on interface @dev first arrived on @nic: @dev is
+ * @nic, or stacked on it (a VLAN, macvlan or ipvlan of it, however deep:
+ * IFLA_LINK), or a bridge or bond @nic is a port of (IFLA_MASTER), or any
+ * mix of them. 1 or 0; -1 with errno if the interfaces cannot be read.
+ */
+int route_arrives_via(unsigned int dev, unsigned int nic);
+
 #endif
