@@ -5,7 +5,8 @@
  * SLOTS reply made a slot map, seeds parsed, and an exchange with a fake
  * node over a socket pair: -MOVED makes the client a cluster's (the map
  * read, the command sent again within the round), -ASK sends ASKING first,
- * a node that goes away fails its commands as error replies. No root, no
+ * a node that goes away fails its commands as error replies, one that
+ * answers late only fails this round's. No root, no
  * kernel, no network; built into build/test_user.
  */
 #include <signal.h>
@@ -194,6 +195,9 @@ static void fake_node(int fd)
 				out = ":1\r\n";
 			} else if (!strcmp(a1, "b")) {
 				out = slots_read ? ":2\r\n" : "-MOVED 3300 :6379\r\n";
+			} else if (!strcmp(a1, "slow")) {
+				usleep(400 * 1000); /* past a round of 200 ms */
+				out = ":5\r\n";
 			} else if (!strcmp(a1, "c")) {
 				out = asked ? ":3\r\n" : "-ASK 7365 :6379\r\n";
 				asked = 0;
@@ -290,4 +294,92 @@ UNIT_TEST(cluster_exchange_fake_node)
 	ASSERT_STRSTR(r.why, "node 198.18.0.9:6379", "fake node: and so does the round's");
 	ASSERT_FALSE(redis_connected(&r), "fake node: closed");
 	redis_free(&r);
+}
+
+/* A node's connect gets a share of what is left of the round, so the others keep most of it. */
+UNIT_TEST(cluster_connect_deadline)
+{
+	ASSERT_EQ(cluster_connect_deadline(1000, 11000), 1000ULL + CLUSTER_CONNECT_MS,
+		  "connect share: at most the per-connect cap");
+	ASSERT_EQ(cluster_connect_deadline(1000, 3000), 1500ULL, "connect share: a quarter");
+	ASSERT_EQ(cluster_connect_deadline(1000, 1040), 1000ULL + CLUSTER_CONNECT_MIN_MS,
+		  "connect share: at least the floor");
+	ASSERT_EQ(cluster_connect_deadline(1000, 1010), 1010ULL,
+		  "connect share: never past the deadline");
+	ASSERT_EQ(cluster_connect_deadline(2000, 1000), 1000ULL,
+		  "connect share: none when the round is over");
+}
+
+/* Replies owed to commands given up on (r.skip) are dropped before the next pipeline's. */
+UNIT_TEST(redis_skip_owed_replies)
+{
+	static const char replies[] = ":7\r\n:8\r\n:9\r\n";
+	struct got g;
+	struct redis r;
+	int sv[2];
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "skip: a socket pair");
+	ASSERT_EQ(write(sv[1], replies, sizeof(replies) - 1), (ssize_t)sizeof(replies) - 1,
+		  "skip: the replies written");
+	redis_init(&r);
+	r.fd = sv[0]; /* as if connected */
+	r.skip = 2;   /* :7 and :8 are owed to a round given up on */
+	memset(&g, 0, sizeof(g));
+	queue_get(&r, "a");
+	ASSERT_EQ(redis_exchange_one(&r, collect, &g, redis_now_ms() + 2000), 0, "skip: %s", r.why);
+	ASSERT_EQ(g.n, (size_t)1, "skip: one reply");
+	ASSERT_EQ(g.v[0], 9LL, "skip: the reply to this pipeline's command");
+	ASSERT_EQ(r.skip, (size_t)0, "skip: none owed now");
+	redis_free(&r);
+	close(sv[1]);
+}
+
+/*
+ * The round runs out while a node that answers still owes a reply: that
+ * command fails, the node is neither closed nor backed off, and its late
+ * reply is dropped, not taken for the next round's.
+ */
+UNIT_TEST(cluster_round_out_node_kept)
+{
+	struct got g;
+	struct redis r;
+	int sv[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "late node: a socket pair");
+	pid = fork();
+	if (!pid) {
+		close(sv[0]);
+		fake_node(sv[1]);
+	}
+	close(sv[1]);
+	redis_init(&r);
+	ASSERT_STREQ(redis_parse_addr(&r, "198.18.0.9:6379"), NULL, "late node: the address");
+	r.fd = sv[0]; /* as if connected */
+	memset(&g, 0, sizeof(g));
+	queue_get(&r, "b"); /* -MOVED: a cluster's node */
+	ASSERT_EQ(redis_exchange(&r, collect, &g, redis_now_ms() + 2000), 0, "late node: %s",
+		  r.why);
+	ASSERT_EQ(redis_masters(&r), (size_t)1, "late node: a cluster now");
+
+	memset(&g, 0, sizeof(g));
+	queue_get(&r, "a");
+	queue_get(&r, "slow");
+	ASSERT_EQ(redis_exchange(&r, collect, &g, redis_now_ms() + 200), 0,
+		  "late node: the round goes on: %s", r.why);
+	ASSERT_EQ(g.n, (size_t)2, "late node: two replies");
+	ASSERT_EQ(g.v[0], 1LL, "late node: a answered");
+	ASSERT_STRSTR(g.why[1], "ran out", "late node: slow failed, for this round");
+	ASSERT_TRUE(redis_connected(&r), "late node: still connected");
+	ASSERT_EQ(r.cl->node[0]->retry_at_ms, 0ULL, "late node: not backed off");
+
+	memset(&g, 0, sizeof(g));
+	queue_get(&r, "a");
+	ASSERT_EQ(redis_exchange(&r, collect, &g, redis_now_ms() + 2000), 0,
+		  "late node: the next round: %s", r.why);
+	ASSERT_EQ(g.n, (size_t)1, "late node: one reply");
+	ASSERT_EQ(g.v[0], 1LL, "late node: a's, the late reply to slow dropped");
+	redis_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
 }

@@ -15,8 +15,11 @@
 
 /* A round's commands are sent at most this many times (the first, and redirections). */
 #define CLUSTER_PASSES 5
-/* A node's connection (AUTH included) takes at most this long, within the round's deadline. */
-#define CLUSTER_CONNECT_MS 1000
+/*
+ * A node given less than this to answer, when the round ran out, was not
+ * given time: its commands fail, but it is not taken for down.
+ */
+#define CLUSTER_ANSWER_MS 100
 /* A node that failed is tried again after this, doubling, at most the cap. */
 #define CLUSTER_RETRY_MS     100
 #define CLUSTER_RETRY_CAP_MS 2000
@@ -166,8 +169,25 @@ static void node_failed(struct redis *r, struct cluster_node *n)
 	r->cl->stale = 1;
 }
 
-/* Connect node @n unless it failed too recently: 0, or -1 (n->down says why). */
-static int node_connect(struct redis *r, struct cluster_node *n, __u64 deadline_ms)
+__u64 cluster_connect_deadline(__u64 now_ms, __u64 deadline_ms)
+{
+	__u64 share;
+
+	if (now_ms >= deadline_ms)
+		return deadline_ms;
+	share = (deadline_ms - now_ms) / 4;
+	if (share > CLUSTER_CONNECT_MS)
+		share = CLUSTER_CONNECT_MS;
+	if (share < CLUSTER_CONNECT_MIN_MS)
+		share = CLUSTER_CONNECT_MIN_MS;
+	return share < deadline_ms - now_ms ? now_ms + share : deadline_ms;
+}
+
+/*
+ * Connect node @n, giving up at @until_ms, unless it failed too recently:
+ * 0, or -1 (n->down says why).
+ */
+static int node_connect(struct redis *r, struct cluster_node *n, __u64 until_ms)
 {
 	__u64 now = redis_now_ms();
 
@@ -175,9 +195,7 @@ static int node_connect(struct redis *r, struct cluster_node *n, __u64 deadline_
 		return 0;
 	if (now < n->retry_at_ms)
 		return -1;
-	if (redis_connect_one(&n->c, now + CLUSTER_CONNECT_MS < deadline_ms ?
-					     now + CLUSTER_CONNECT_MS :
-					     deadline_ms)) {
+	if (redis_connect_one(&n->c, until_ms)) {
 		node_failed(r, n);
 		return -1;
 	}
@@ -280,46 +298,56 @@ static int slot_range(const struct resp_reply *ent, long long *lo, long long *hi
 
 long cluster_apply_slots(struct redis *r, const struct resp_reply *rep, const char *host)
 {
+	unsigned char master[CLUSTER_NODES_MAX] = { 0 };
 	struct redis_cluster *cl;
 	struct resp_reply ent;
 	struct redis_addr a;
 	const char *p;
 	size_t left, i;
 	long long lo, hi, k, mapped = 0;
+	__u16 *owner = NULL;
 	long node;
 	int pass;
 
 	if (rep->type != RESP_ARRAY)
 		return -1;
-	/* Checked whole first: a reply refused changes nothing. */
+	/*
+	 * Checked whole first, then built aside (a node refused midway: out
+	 * of memory, too many) and applied whole: a reply refused changes nothing.
+	 */
 	for (pass = 0; pass < 2; pass++) {
 		p = rep->s;
 		left = rep->len;
 		if (pass) {
 			cl = get_cl(r);
-			if (!cl)
-				return -1;
-			memset(cl->owner, 0, sizeof(cl->owner));
-			for (i = 0; i < cl->nnodes; i++)
-				cl->node[i]->masters = 0;
+			owner = calloc(CLUSTER_NSLOTS, sizeof(*owner));
+			if (!cl || !owner)
+				goto fail;
 		}
 		for (k = 0; k < rep->n; k++) {
 			if (next_elem(&p, &left, &ent) || slot_range(&ent, &lo, &hi, &a, host))
-				return -1;
+				goto fail;
 			if (!pass)
 				continue;
 			node = node_at(r, a.host, a.port);
 			if (node < 0)
-				return -1;
-			r->cl->node[node]->masters = 1;
+				goto fail;
+			master[node] = 1;
 			/* Overlapping ranges: the last says; each slot counted once. */
 			for (; lo <= hi; lo++) {
-				mapped += !r->cl->owner[lo];
-				r->cl->owner[lo] = (__u16)(node + 1);
+				mapped += !owner[lo];
+				owner[lo] = (__u16)(node + 1);
 			}
 		}
 	}
+	memcpy(r->cl->owner, owner, sizeof(r->cl->owner));
+	for (i = 0; i < r->cl->nnodes; i++)
+		r->cl->node[i]->masters = master[i];
+	free(owner);
 	return (long)mapped;
+fail:
+	free(owner);
+	return -1;
 }
 
 struct map_read {
@@ -373,6 +401,7 @@ static int discover(struct redis *r, __u64 deadline_ms, int connected_only)
 {
 	struct redis_cluster *cl = get_cl(r);
 	size_t i, nseeds = r->nseeds ? r->nseeds : 1;
+	__u64 until;
 	long k;
 
 	if (!cl) {
@@ -395,7 +424,9 @@ static int discover(struct redis *r, __u64 deadline_ms, int connected_only)
 		} else {
 			k = (long)(i - nseeds); /* the nodes known: not one that just failed */
 		}
-		if (!node_connect(r, cl->node[k], deadline_ms) &&
+		/* Reading the map, nothing else waits: a node may take the whole per-connect cap. */
+		until = redis_now_ms() + CLUSTER_CONNECT_MS;
+		if (!node_connect(r, cl->node[k], until < deadline_ms ? until : deadline_ms) &&
 		    !read_map(r, cl->node[k], deadline_ms))
 			return 0;
 		if (errno == EINTR)
@@ -501,14 +532,6 @@ static long route(struct redis *r, const struct redis_cmd *c)
 	return cl->nnodes ? 0 : -1;
 }
 
-static int push_idx(struct cluster_node *n, size_t i)
-{
-	if (vec_room(n->idx, n->nidx, n->capidx, 1, 64))
-		return -1;
-	n->idx[n->nidx++] = i;
-	return 0;
-}
-
 /* Each command to be sent, into its node's pipeline (connecting the node). */
 static void assign(struct xchg *x, __u64 deadline_ms)
 {
@@ -516,7 +539,7 @@ static void assign(struct xchg *x, __u64 deadline_ms)
 	struct redis *r = x->r;
 	struct redis_cluster *cl = r->cl;
 	struct cluster_node *n;
-	char why[64];
+	char why[128];
 	size_t i;
 	long k;
 
@@ -538,16 +561,35 @@ static void assign(struct xchg *x, __u64 deadline_ms)
 			continue;
 		}
 		n = cl->node[k];
-		if (node_connect(r, n, deadline_ms)) {
+		if (n->c.fd < 0 && redis_now_ms() >= deadline_ms) {
+			/* No time left to connect: not the node's failure, no back-off. */
+			snprintf(why, sizeof(why),
+				 "node %.80s: no time left in the round to connect",
+				 redis_where(&n->c));
+			fail_cmd(x, i, why);
+			continue;
+		}
+		/* Its share of the round: the nodes connected keep most of it (cluster.h). */
+		if (node_connect(r, n, cluster_connect_deadline(redis_now_ms(), deadline_ms))) {
 			fail_cmd(x, i, n->down[0] ? n->down : "node down");
 			continue;
 		}
-		if ((c->ask && (redis_queue_raw(&n->c, asking, sizeof(asking) - 1) ||
-				push_idx(n, IDX_ASKING))) ||
-		    redis_queue_raw(&n->c, r->out.p + c->off, c->len) || push_idx(n, i)) {
+		/*
+		 * Room for both indexes first: each command queued has its index,
+		 * or the replies would be taken for the commands after.
+		 */
+		if (vec_room(n->idx, n->nidx, n->capidx, 2, 64) ||
+		    (c->ask && redis_queue_raw(&n->c, asking, sizeof(asking) - 1))) {
 			fail_cmd(x, i, "out of memory");
 			continue;
 		}
+		if (c->ask)
+			n->idx[n->nidx++] = IDX_ASKING;
+		if (redis_queue_raw(&n->c, r->out.p + c->off, c->len)) {
+			fail_cmd(x, i, "out of memory"); /* ASKING alone: its reply is ignored */
+			continue;
+		}
+		n->idx[n->nidx++] = i;
 		c->state = CMD_SENT;
 		c->to = -1;
 		c->ask = 0;
@@ -566,6 +608,31 @@ static void owed_fail(struct xchg *x, struct cluster_node *n)
 	n->nidx = 0;
 }
 
+/*
+ * Node @n answers, but the round ran out before its replies did (not its
+ * fault: a node that failed took the time, or it was given too little):
+ * each command it owes fails for this round alone, and it is not backed
+ * off. Its connection stays if every command went out whole, the replies
+ * owed to be dropped as they come (redis.h: skip); else it is closed, to
+ * be connected again next round.
+ */
+static void owed_drop(struct xchg *x, struct cluster_node *n)
+{
+	char why[sizeof(n->down)];
+	size_t j;
+
+	snprintf(why, sizeof(why), "node %s: the round ran out before it answered",
+		 redis_where(&n->c));
+	for (j = 0; j < n->nidx; j++)
+		if (n->idx[j] != IDX_ASKING && x->r->cmd[n->idx[j]].state == CMD_SENT)
+			fail_cmd(x, n->idx[j], why);
+	if (n->c.sent == n->c.out.len)
+		n->c.skip += n->c.queued - n->c.done;
+	else
+		redis_close(&n->c);
+	n->nidx = 0;
+}
+
 /* Every node's pipeline at once, until each is answered or @deadline_ms: 0, or -1 (EINTR). */
 static int run_nodes(struct xchg *x, __u64 deadline_ms)
 {
@@ -573,9 +640,11 @@ static int run_nodes(struct xchg *x, __u64 deadline_ms)
 	struct pollfd pfd[CLUSTER_NODES_MAX];
 	struct cluster_node *n;
 	size_t i, nact;
-	__u64 now;
+	__u64 now, start = redis_now_ms();
 	int rc, e;
 
+	for (i = 0; i < cl->nnodes; i++)
+		cl->node[i]->pass_in = cl->node[i]->c.bytes_in;
 	for (;;) {
 		nact = 0;
 		for (i = 0; i < cl->nnodes; i++) {
@@ -608,6 +677,12 @@ static int run_nodes(struct xchg *x, __u64 deadline_ms)
 			n = cl->node[i];
 			if (n->c.fd < 0 || n->c.done >= n->c.queued)
 				continue;
+			/* Out of time: a node that answered, or had little time, is not down. */
+			if (e == ETIMEDOUT && (n->c.bytes_in > n->pass_in ||
+					       start + CLUSTER_ANSWER_MS > deadline_ms)) {
+				owed_drop(x, n);
+				continue;
+			}
 			snprintf(n->c.why, sizeof(n->c.why), "%s",
 				 e == EINTR ? "interrupted" :
 					      "timed out waiting for Redis to answer");

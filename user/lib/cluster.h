@@ -15,7 +15,11 @@
  * reply saying so ("node HOST:PORT: cannot connect: ..."), the others go
  * on; the node is tried again after a back-off of its own (100 ms,
  * doubling, at most 2 s), and the map is read again (a replica promoted
- * in its place takes its slots). Bottom layer: redis.h and resp.h only.
+ * in its place takes its slots). A node's connection takes only a share of
+ * what is left of the round (cluster_connect_deadline), so that one that
+ * does not answer leaves the others most of it; a node that answers but
+ * runs out of the round fails its commands left, and is not backed off.
+ * Bottom layer: redis.h and resp.h only.
  */
 #ifndef XDP_RL_CLUSTER_H
 #define XDP_RL_CLUSTER_H
@@ -42,6 +46,7 @@ struct cluster_node {
 	struct backoff b;		     /* after it failed */
 	__u64 retry_at_ms;		     /* not tried before then */
 	__u64 commands, bytes_out, bytes_in; /* of its counters, those added to the client's */
+	__u64 pass_in;			     /* c.bytes_in as this pass's exchange began */
 	int masters;			     /* holds slots in the map */
 	char down[192];			     /* why it failed, as its commands' error replies say */
 };
@@ -60,6 +65,17 @@ struct redis_cluster {
 	size_t answered, refused;
 	char why[160]; /* the last node's failure */
 };
+
+/*
+ * When a node's connection (AUTH included) begun at @now_ms in a round
+ * ending at @deadline_ms gives up: a quarter of what is left of the round,
+ * at most CLUSTER_CONNECT_MS, at least CLUSTER_CONNECT_MIN_MS, never past
+ * the deadline. A master that does not answer (SYNs unanswered) then costs
+ * the others' exchange only part of the round.
+ */
+#define CLUSTER_CONNECT_MS     1000
+#define CLUSTER_CONNECT_MIN_MS 20
+__u64 cluster_connect_deadline(__u64 now_ms, __u64 deadline_ms);
 
 /* CRC16 (XMODEM: polynomial 0x1021, from 0), Redis Cluster's key hash. */
 __u16 cluster_crc16(const char *p, size_t len);

@@ -167,10 +167,12 @@ void redis_close(struct redis *r)
 		tls_close(r->ssl);
 	r->ssl = NULL;
 	r->tls_wait = 0;
+	r->send_wants_read = 0;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
 	r->in.len = 0;
+	r->skip = 0;
 	redis_clear(r);
 	if (r->cl)
 		cluster_close(r);
@@ -364,17 +366,21 @@ int redis_queue_raw(struct redis *r, const char *p, size_t len)
 /* Send what the socket takes now: 0, or -1 (a real error, said in @why; EAGAIN is 0). */
 static int send_some(struct redis *r, char *why, size_t len)
 {
+	short ev = 0;
 	ssize_t n;
 
+	r->send_wants_read = 0;
 	while (r->sent < r->out.len) {
 		if (r->ssl)
-			n = tls_write(r->ssl, r->out.p + r->sent, r->out.len - r->sent,
-				      &r->tls_wait, why, len);
+			n = tls_write(r->ssl, r->out.p + r->sent, r->out.len - r->sent, &ev, why,
+				      len);
 		else
 			n = send(r->fd, r->out.p + r->sent, r->out.len - r->sent,
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			r->send_wants_read = ev == POLLIN;
 			return 0;
+		}
 		if (n < 0) {
 			if (!r->ssl)
 				snprintf(why, len, "%s", strerror(errno));
@@ -428,7 +434,12 @@ static void say_reply(char *buf, size_t len, const struct resp_reply *rep)
 
 short redis_events(const struct redis *r)
 {
-	return POLLIN | (r->sent < r->out.len ? POLLOUT : 0) | r->tls_wait;
+	/*
+	 * POLLIN always (replies, or what TLS wants); POLLOUT while there is
+	 * more to send, unless TLS must read before it writes again: the
+	 * socket would be writable at once, and the poll() loop spin.
+	 */
+	return POLLIN | (r->sent < r->out.len && !r->send_wants_read ? POLLOUT : 0) | r->tls_wait;
 }
 
 int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
@@ -455,6 +466,10 @@ int redis_pump(struct redis *r, redis_reply_fn fn, void *ctx)
 			if (!used)
 				break;
 			off += used;
+			if (r->skip) {
+				r->skip--; /* a reply to a command given up on: not this pipeline's */
+				continue;
+			}
 			if (fn(&rep, r->done++, ctx)) {
 				if (!r->why[0])
 					say_reply(r->why, sizeof(r->why), &rep);

@@ -54,6 +54,14 @@ struct redis {
 	size_t sent;		     /* bytes of out sent */
 	size_t queued;		     /* commands in out (and so replies owed) */
 	size_t done;		     /* replies read of those */
+	/* TLS: the last write waits to read first (then POLLOUT would spin). */
+	unsigned char send_wants_read;
+	/*
+	 * Replies still owed to commands given up on (a cluster's round that
+	 * ran out of time, its node not at fault): read and dropped before
+	 * the next pipeline's, so that the connection stays in step.
+	 */
+	size_t skip;
 	__u64 commands, bytes_out, bytes_in;
 	char why[160]; /* why the last call failed */
 	/* The pipeline's commands, as queued (routed by key in a cluster). */

@@ -6,11 +6,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <stdlib.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "caps.h"
 #include "tls.h"
+
+/* The largest CA bundle, certificate or key file read (the system's bundle is ~200 KiB). */
+#define TLS_FILE_MAX (1024 * 1024)
 
 /*
  * OpenSSL's reason for the last error of this thread (a system error, as
@@ -45,6 +52,139 @@ static const char *reason(char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * File @path of a --tls- option, read with the caller's own rights (caps.h:
+ * the binary may have CAP_DAC_OVERRIDE, and OpenSSL would open it with
+ * that; a FIFO would block): a BIO over its bytes, which are in *@text
+ * (*@len bytes) for the caller to free after the BIO. NULL with the reason
+ * in @why.
+ */
+static BIO *file_bio(const char *path, char **text, size_t *len, char *why, size_t wlen)
+{
+	BIO *b;
+
+	*text = NULL;
+	if (read_as_caller(path, TLS_FILE_MAX, text, len)) {
+		snprintf(why, wlen, "%s",
+			 errno == EINVAL ? "not a regular file" :
+			 errno == EFBIG	 ? "larger than 1 MiB" :
+					   strerror(errno));
+		return NULL;
+	}
+	b = BIO_new_mem_buf(*text, (int)*len);
+	if (!b) {
+		snprintf(why, wlen, "out of memory");
+		free(*text);
+		*text = NULL;
+	}
+	return b;
+}
+
+/* A file's bytes done with: wiped first (a key's), then freed. */
+static void file_done(BIO *b, char *text, size_t len)
+{
+	BIO_free(b);
+	if (text)
+		OPENSSL_cleanse(text, len);
+	free(text);
+}
+
+/* Every certificate (and CRL) of PEM @b into the context's trust store: 0, or -1. */
+static int load_ca(SSL_CTX *ctx, BIO *b)
+{
+	X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+	STACK_OF(X509_INFO) *infos = PEM_X509_INFO_read_bio(b, NULL, NULL, NULL);
+	X509_INFO *info;
+	int i, n = 0, rc = 0;
+
+	if (!infos)
+		return -1;
+	/* As SSL_CTX_load_verify_locations does with a file: certificates and CRLs. */
+	for (i = 0; i < sk_X509_INFO_num(infos) && !rc; i++) {
+		info = sk_X509_INFO_value(infos, i);
+		if (info->x509 && X509_STORE_add_cert(store, info->x509) == 1)
+			n++;
+		else if (info->x509)
+			rc = -1;
+		if (info->crl && X509_STORE_add_crl(store, info->crl) == 1)
+			n++;
+		else if (info->crl)
+			rc = -1;
+	}
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	if (!rc && !n) {
+		ERR_raise(ERR_LIB_X509, X509_R_NO_CERTIFICATE_OR_CRL_FOUND);
+		rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * PEM @b as SSL_CTX_use_certificate_chain_file takes a file: the first
+ * certificate the client's, the others its chain. 0, or -1.
+ */
+static int load_cert(SSL_CTX *ctx, BIO *b)
+{
+	pem_password_cb *cb = SSL_CTX_get_default_passwd_cb(ctx);
+	void *u = SSL_CTX_get_default_passwd_cb_userdata(ctx);
+	X509 *x = PEM_read_bio_X509_AUX(b, NULL, cb, u);
+	unsigned long e;
+
+	if (!x || SSL_CTX_use_certificate(ctx, x) != 1 || SSL_CTX_clear_chain_certs(ctx) != 1) {
+		X509_free(x);
+		return -1;
+	}
+	X509_free(x);
+	while ((x = PEM_read_bio_X509(b, NULL, cb, u))) {
+		if (SSL_CTX_add0_chain_cert(ctx, x) != 1) {
+			X509_free(x);
+			return -1;
+		}
+	}
+	/* The end of the file: no more PEM; anything else is an error. */
+	e = ERR_peek_last_error();
+	if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE) {
+		ERR_clear_error();
+		return 0;
+	}
+	return -1;
+}
+
+/* PEM @b's private key as the client's: 0, or -1. */
+static int load_key(SSL_CTX *ctx, BIO *b)
+{
+	EVP_PKEY *k = PEM_read_bio_PrivateKey(b, NULL, SSL_CTX_get_default_passwd_cb(ctx),
+					      SSL_CTX_get_default_passwd_cb_userdata(ctx));
+	int rc = k && SSL_CTX_use_PrivateKey(ctx, k) == 1 ? 0 : -1;
+
+	EVP_PKEY_free(k);
+	return rc;
+}
+
+/*
+ * File @path (of option @opt, holding @what) read and loaded by @load:
+ * 0, or -1 with why in @why.
+ */
+static int load_file(SSL_CTX *ctx, const char *path, const char *opt, const char *what,
+		     int (*load)(SSL_CTX *, BIO *), char *why, size_t len)
+{
+	char r[160], *text = NULL;
+	size_t n = 0;
+	BIO *b = file_bio(path, &text, &n, r, sizeof(r));
+	int rc = -1;
+
+	if (b) {
+		ERR_clear_error();
+		rc = load(ctx, b);
+		if (rc)
+			reason(r, sizeof(r));
+	}
+	if (rc)
+		snprintf(why, len, "cannot read the %s of %s '%s': %s", what, opt, path, r);
+	file_done(b, text, n);
+	return rc;
+}
+
 int tls_setup(struct redis_tls *t, const char *ca, const char *cert, const char *key,
 	      const char *server_name, char *why, size_t len)
 {
@@ -65,23 +205,19 @@ int tls_setup(struct redis_tls *t, const char *ca, const char *cert, const char 
 #ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
 	SSL_CTX_set_options(t->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 #endif
-	if (ca ? SSL_CTX_load_verify_locations(t->ctx, ca, NULL) != 1 :
+	/* The files the user named are read as the user (file_bio); the system's store by OpenSSL. */
+	if (ca ? load_file(t->ctx, ca, "--tls-ca", "CA certificates", load_ca, why, len) :
 		 SSL_CTX_set_default_verify_paths(t->ctx) != 1) {
-		snprintf(why, len, "cannot read the CA certificates %s%s%s: %s",
-			 ca ? "of --tls-ca '" : "of the system's trust store", ca ? ca : "",
-			 ca ? "'" : "", reason(r, sizeof(r)));
+		if (!ca)
+			snprintf(why, len,
+				 "cannot read the CA certificates of the system's trust store: %s",
+				 reason(r, sizeof(r)));
 		goto fail;
 	}
-	if (cert && SSL_CTX_use_certificate_chain_file(t->ctx, cert) != 1) {
-		snprintf(why, len, "cannot read the certificate of --tls-cert '%s': %s", cert,
-			 reason(r, sizeof(r)));
+	if (cert && load_file(t->ctx, cert, "--tls-cert", "certificate", load_cert, why, len))
 		goto fail;
-	}
-	if (key && SSL_CTX_use_PrivateKey_file(t->ctx, key, SSL_FILETYPE_PEM) != 1) {
-		snprintf(why, len, "cannot read the key of --tls-key '%s': %s", key,
-			 reason(r, sizeof(r)));
+	if (key && load_file(t->ctx, key, "--tls-key", "key", load_key, why, len))
 		goto fail;
-	}
 	if (cert && key && SSL_CTX_check_private_key(t->ctx) != 1) {
 		snprintf(why, len, "the key of --tls-key '%s' is not that of --tls-cert '%s': %s",
 			 key, cert, reason(r, sizeof(r)));
