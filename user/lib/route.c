@@ -14,6 +14,49 @@
 /* The kernel answers at once; a reply that does not come in this long will not. */
 #define ROUTE_TIMEOUT_MS 1000
 
+/*
+ * Send request @rq to the kernel and read its answer into @buf: the first
+ * message of type @want in it, or NULL with errno (the kernel's error, or
+ * @none if it answered nothing of that type).
+ */
+static struct nlmsghdr *nl_ask(const struct nlmsghdr *rq, __u16 want, char *buf, size_t size,
+			       int none)
+{
+	struct timeval tv = { .tv_sec = ROUTE_TIMEOUT_MS / 1000 };
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct nlmsghdr *nh, *found = NULL;
+	int fd, err = none;
+	ssize_t n;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return NULL;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    sendto(fd, rq, rq->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0 ||
+	    (n = recv(fd, buf, size, 0)) < 0) {
+		err = errno;
+		goto out;
+	}
+	for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			const struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			if (nh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error)
+				err = -e->error;
+			break;
+		}
+		if (nh->nlmsg_type == want) {
+			found = nh;
+			break;
+		}
+	}
+out:
+	close(fd);
+	if (!found)
+		errno = err;
+	return found;
+}
+
 int route_oif(int family, const void *addr, unsigned int *ifindex)
 {
 	struct {
@@ -21,14 +64,10 @@ int route_oif(int family, const void *addr, unsigned int *ifindex)
 		struct rtmsg rt;
 		char attrs[64];
 	} rq;
-	struct timeval tv = { .tv_sec = ROUTE_TIMEOUT_MS / 1000 };
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	char buf[4096] __attribute__((aligned(NLMSG_ALIGNTO)));
-	int alen = family == AF_INET ? 4 : 16, fd, err = 0;
+	int alen = family == AF_INET ? 4 : 16, len;
 	struct nlmsghdr *nh;
 	struct rtattr *a;
-	ssize_t n;
-	int len;
 
 	if (family != AF_INET && family != AF_INET6) {
 		errno = EAFNOSUPPORT;
@@ -47,46 +86,18 @@ int route_oif(int family, const void *addr, unsigned int *ifindex)
 	memcpy(RTA_DATA(a), addr, alen);
 	rq.nh.nlmsg_len = NLMSG_ALIGN(rq.nh.nlmsg_len) + RTA_ALIGN(a->rta_len);
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
+	nh = nl_ask(&rq.nh, RTM_NEWROUTE, buf, sizeof(buf), ENETUNREACH);
+	if (!nh)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    sendto(fd, &rq, rq.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
-		err = errno;
-		goto out;
-	}
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0) {
-		err = errno;
-		goto out;
-	}
-	err = ENETUNREACH;
-	for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-		if (nh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(nh);
-
-			if (nh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error)
-				err = -e->error;
-			break;
+	len = RTM_PAYLOAD(nh);
+	for (a = RTM_RTA(NLMSG_DATA(nh)); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= sizeof(__u32)) {
+			memcpy(ifindex, RTA_DATA(a), sizeof(*ifindex));
+			return 0;
 		}
-		if (nh->nlmsg_type != RTM_NEWROUTE)
-			continue;
-		len = RTM_PAYLOAD(nh);
-		for (a = RTM_RTA(NLMSG_DATA(nh)); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-			if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) >= sizeof(__u32)) {
-				memcpy(ifindex, RTA_DATA(a), sizeof(*ifindex));
-				err = 0;
-			}
-		}
-		break;
 	}
-out:
-	close(fd);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	errno = ENETUNREACH;
+	return -1;
 }
 
 /* What RTM_GETLINK says of an interface: what it is stacked on, and its master. */
@@ -102,13 +113,10 @@ static int link_get(unsigned int ifindex, struct link_info *li)
 		struct nlmsghdr nh;
 		struct ifinfomsg ifi;
 	} rq;
-	struct timeval tv = { .tv_sec = ROUTE_TIMEOUT_MS / 1000 };
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
 	struct nlmsghdr *nh;
 	struct rtattr *a, *b;
-	int fd, err = ENODEV, len, blen, other_ns = 0;
-	ssize_t n;
+	int len, blen, other_ns = 0;
 
 	memset(li, 0, sizeof(*li));
 	memset(&rq, 0, sizeof(rq));
@@ -118,56 +126,27 @@ static int link_get(unsigned int ifindex, struct link_info *li)
 	rq.nh.nlmsg_seq = 1;
 	rq.ifi.ifi_family = AF_UNSPEC;
 	rq.ifi.ifi_index = (int)ifindex;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
+	nh = nl_ask(&rq.nh, RTM_NEWLINK, buf, sizeof(buf), ENODEV);
+	if (!nh)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
-	    sendto(fd, &rq, rq.nh.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
-		err = errno;
-		goto out;
-	}
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0) {
-		err = errno;
-		goto out;
-	}
-	for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-		if (nh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(nh);
-
-			if (nh->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error)
-				err = -e->error;
-			break;
+	len = IFLA_PAYLOAD(nh);
+	for (a = IFLA_RTA(NLMSG_DATA(nh)); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == IFLA_LINK && RTA_PAYLOAD(a) >= sizeof(__u32)) {
+			memcpy(&li->link, RTA_DATA(a), sizeof(li->link));
+		} else if (a->rta_type == IFLA_MASTER && RTA_PAYLOAD(a) >= sizeof(__u32)) {
+			memcpy(&li->master, RTA_DATA(a), sizeof(li->master));
+		} else if (a->rta_type == IFLA_LINK_NETNSID) {
+			other_ns = 1;
+		} else if (a->rta_type == IFLA_LINKINFO) {
+			blen = RTA_PAYLOAD(a);
+			for (b = RTA_DATA(a); RTA_OK(b, blen); b = RTA_NEXT(b, blen))
+				if (b->rta_type == IFLA_INFO_KIND)
+					snprintf(li->kind, sizeof(li->kind), "%.*s",
+						 (int)RTA_PAYLOAD(b), (char *)RTA_DATA(b));
 		}
-		if (nh->nlmsg_type != RTM_NEWLINK)
-			continue;
-		err = 0;
-		len = IFLA_PAYLOAD(nh);
-		for (a = IFLA_RTA(NLMSG_DATA(nh)); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-			if (a->rta_type == IFLA_LINK && RTA_PAYLOAD(a) >= sizeof(__u32))
-				memcpy(&li->link, RTA_DATA(a), sizeof(li->link));
-			else if (a->rta_type == IFLA_MASTER && RTA_PAYLOAD(a) >= sizeof(__u32))
-				memcpy(&li->master, RTA_DATA(a), sizeof(li->master));
-			else if (a->rta_type == IFLA_LINK_NETNSID)
-				other_ns = 1;
-			else if (a->rta_type == IFLA_LINKINFO) {
-				blen = RTA_PAYLOAD(a);
-				for (b = RTA_DATA(a); RTA_OK(b, blen); b = RTA_NEXT(b, blen))
-					if (b->rta_type == IFLA_INFO_KIND)
-						snprintf(li->kind, sizeof(li->kind), "%.*s",
-							 (int)RTA_PAYLOAD(b), (char *)RTA_DATA(b));
-			}
-		}
-		break;
 	}
 	if (other_ns)
 		li->link = 0; /* an index of another namespace's */
-out:
-	close(fd);
-	if (err) {
-		errno = err;
-		return -1;
-	}
 	return 0;
 }
 
