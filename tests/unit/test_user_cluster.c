@@ -241,23 +241,46 @@ static void queue_get(struct redis *r, const char *key)
 	redis_queue(r, 2, argv, NULL);
 }
 
-UNIT_TEST(cluster_exchange_fake_node)
+/*
+ * @r connected to a fake node (fake_node, in a child of its own, over a
+ * socket pair), as if to 198.18.0.9:6379: the child's pid, to kill and
+ * reap when done (fake_done).
+ */
+static pid_t fake_connect(struct redis *r, const char *what)
 {
-	struct got g;
-	struct redis r;
-	int sv[2], status;
+	int sv[2];
 	pid_t pid;
 
-	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "fake node: a socket pair");
+	redis_init(r);
+	if (!ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "%s: a socket pair", what))
+		return -1;
 	pid = fork();
 	if (!pid) {
 		close(sv[0]);
 		fake_node(sv[1]);
 	}
 	close(sv[1]);
-	redis_init(&r);
-	ASSERT_STREQ(redis_parse_addr(&r, "198.18.0.9:6379"), NULL, "fake node: the address");
-	r.fd = sv[0]; /* as if connected */
+	ASSERT_STREQ(redis_parse_addr(r, "198.18.0.9:6379"), NULL, "%s: the address", what);
+	r->fd = sv[0]; /* as if connected */
+	return pid;
+}
+
+static void fake_done(struct redis *r, pid_t pid)
+{
+	int status;
+
+	redis_free(r);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+}
+
+UNIT_TEST(cluster_exchange_fake_node)
+{
+	struct got g;
+	struct redis r;
+	pid_t pid = fake_connect(&r, "fake node");
 
 	/* A: served here; b: -MOVED to this very node (an empty host), which then serves it. */
 	memset(&g, 0, sizeof(g));
@@ -283,8 +306,10 @@ UNIT_TEST(cluster_exchange_fake_node)
 	ASSERT_EQ(r.commands, 7ULL, "fake node: GET c, ASKING, GET c");
 
 	/* The node goes away: its commands fail, as error replies; no node answered. */
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 	memset(&g, 0, sizeof(g));
 	queue_get(&r, "a");
 	ASSERT_EQ(redis_exchange(&r, collect, &g, redis_now_ms() + 2000), -1,
@@ -343,19 +368,8 @@ UNIT_TEST(cluster_round_out_node_kept)
 {
 	struct got g;
 	struct redis r;
-	int sv[2], status;
-	pid_t pid;
+	pid_t pid = fake_connect(&r, "late node");
 
-	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0, "late node: a socket pair");
-	pid = fork();
-	if (!pid) {
-		close(sv[0]);
-		fake_node(sv[1]);
-	}
-	close(sv[1]);
-	redis_init(&r);
-	ASSERT_STREQ(redis_parse_addr(&r, "198.18.0.9:6379"), NULL, "late node: the address");
-	r.fd = sv[0]; /* as if connected */
 	memset(&g, 0, sizeof(g));
 	queue_get(&r, "b"); /* -MOVED: a cluster's node */
 	ASSERT_EQ(redis_exchange(&r, collect, &g, redis_now_ms() + 2000), 0, "late node: %s",
@@ -379,7 +393,5 @@ UNIT_TEST(cluster_round_out_node_kept)
 		  "late node: the next round: %s", r.why);
 	ASSERT_EQ(g.n, (size_t)1, "late node: one reply");
 	ASSERT_EQ(g.v[0], 1LL, "late node: a's, the late reply to slow dropped");
-	redis_free(&r);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	fake_done(&r, pid);
 }
