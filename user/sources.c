@@ -680,7 +680,6 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 {
 	const struct xdp_rl_live *live = limiter_live(l);
 	__u64 now = window_clock_ns(live);
-	struct limit_set set;
 	struct rule_spec rs;
 	struct mt_entry e;
 	struct mtable mt;
@@ -704,14 +703,8 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 		log_err("cannot read a source on '%s': %m", l->ifname);
 		return -1;
 	}
-	set = t->set;
-	set.is_rule = 0; /* the rule is said below, as the target has it */
-	source_from(src, t->id, t->k, t->set.lsid, found ? e.w : NULL, l, now, &set);
-	if (t->has_rule && t->rule.action == XDP_RL_RULE_LIMIT) {
-		src->has_rule = 1;
-		src->rule = t->rule_addr;
-		src->rule_prefix = t->rule_prefix;
-	}
+	/* t->set is its per-source rule's (prefix included), as target_limits made it. */
+	source_from(src, t->id, t->k, t->set.lsid, found ? e.w : NULL, l, now, &t->set);
 	if (found) {
 		src->seen_mono_ns = seen_mono(live, e.seen);
 		source_add_drops(l, src, e.w, pin_table(t->id), e.id, e.has_words ? e.drops : NULL,
