@@ -5,7 +5,7 @@
  *
  * A flood from one source comes in on every RX queue, so every CPU charges
  * the same window: an atomic add on one cache line all of them write, which
- * bounces between them on every packet. Once the window's count has reached
+ * bounces between them on every packet. Once the window's count has passed
  * its limit, no packet can pass in it any more, whatever is added: so the
  * packet is dropped on a read of the count alone (window_exhausted), and
  * its drop is counted in this CPU's entry of the `hot` array. The entry
@@ -13,7 +13,9 @@
  * XDP_RL_HOT_FLUSH drops, or when a drop of another window needs it. What
  * each packet decides is what the full charge would have decided (the
  * count only grows, until the window ends); only where its drop is counted
- * changes. `get` and `top` add the three together (user/sources.c).
+ * changes. `get` and `top` add the three together (user/sources.c). The
+ * packet that finds the count at the limit exactly is charged in full: it
+ * takes the window over its limit, the one packet that does (events.h).
  *
  * With an LRU table (lru.h) a key's drops word is in its element, and its
  * windows are called by a hash of the key in the hot entries (entry_hot):
@@ -179,7 +181,7 @@ static __always_inline void hot_drop(__u64 id, __u64 inc, const struct table_pos
 }
 
 /*
- * Whether the window in @s is open with no budget left for @limit: its
+ * Whether the window in @s is open and over @limit already: its
  * generation in *gen if so (the packet is refused; nothing is written).
  * A window that is over, being opened, or under its limit: 0.
  */
@@ -191,7 +193,7 @@ static __always_inline int window_exhausted(struct xdp_rl_state *s, __u64 now, _
 	if (xdp_rl_window_over(e, now, window_ns))
 		return 0;
 	c = READ_ONCE(s->count_gen);
-	if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e) || xdp_rl_count(c) < limit)
+	if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e) || xdp_rl_count(c) <= limit)
 		return 0;
 	*gen = xdp_rl_gen_of_count(c);
 	return 1;

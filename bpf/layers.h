@@ -21,6 +21,7 @@
 
 #include "maps.h"
 #include "window.h"
+#include "events.h"
 
 /*
  * Where a key's windows are (for their drops and the fleet's share), and
@@ -108,7 +109,9 @@ struct charge {
 	__u64 gens[XDP_RL_MAX_LAYERS]; /* window generation charged, per layer */
 	int refused;		       /* the layer that refused, or -1 */
 	int held_from, held_to;	       /* the layers still holding the charge */
-	int lost; /* a window was fresh for another key: the element is not the key's */
+	int lost;	  /* a window was fresh for another key: the element is not the key's */
+	int over;	  /* the layer this charge took over its limit (events.h), or -1 */
+	__u64 over_count; /* ... its count then, the fleet's share included */
 };
 
 /* Take back the charges of layers [@from, @to) of @st, which has room for @room. */
@@ -128,7 +131,7 @@ static __always_inline void layers_undo(struct xdp_rl_state *st, const struct ch
 /*
  * layers_exhausted - the layer at which charging @inc would refuse the
  * packet and change no count but that layer's own: the first whose window
- * is open with no budget left (count >= limit), every layer before it open
+ * is open and over its limit already (count > limit), every layer before it open
  * and able to admit the packet (so the full charge would reach it, be
  * refused there, and take back every charge before it). The packet is
  * refused at once, its drop counted apart (hot.h). Read only: returns the
@@ -152,7 +155,8 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 		if (xdp_rl_gen_of_count(c) != xdp_rl_gen_of_start(e))
 			return -1;
 		count = xdp_rl_count(c) + remote_count(wh, i, xdp_rl_gen_of_count(c));
-		if (count >= lay[i].limit) {
+		/* At the limit exactly: the full charge takes it over (events.h). */
+		if (count > lay[i].limit) {
 			*gen = xdp_rl_gen_of_count(c);
 			return i;
 		}
@@ -181,6 +185,7 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 	ch->refused = -1;
 	ch->held_from = 0;
 	ch->lost = 0;
+	ch->over = -1;
 	if (room == 1) {
 		/* One window per key (the default): no loop, nothing to take back. */
 		op = 0;
@@ -192,8 +197,14 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		ch->held_to = 1;
 		ch->lost = ch->gens[0] == WINDOW_LOST;
 		/* The fleet's share of the window counts as if charged here. */
-		if (count + remote_count(wh, 0, ch->gens[0]) > lay[0].limit)
+		if (count < XDP_RL_COUNT_SAT)
+			count += remote_count(wh, 0, ch->gens[0]);
+		if (count > lay[0].limit)
 			ch->refused = 0;
+		if (event_crossed(count, inc, lay[0].limit)) {
+			ch->over = 0;
+			ch->over_count = count;
+		}
 		return ch->refused < 0;
 	}
 
@@ -206,9 +217,16 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		if (op)
 			words_open(wh, i, ch->gens[i]);
 		*opened += op;
-		if (count + remote_count(wh, i, ch->gens[i]) > lay[i].limit) {
+		if (count < XDP_RL_COUNT_SAT)
+			count += remote_count(wh, i, ch->gens[i]);
+		if (count > lay[i].limit) {
 			ch->refused = i;
 			ch->lost = ch->gens[i] == WINDOW_LOST;
+			/* Refused here, kept here: the crossing is this layer's (events.h). */
+			if (event_crossed(count, inc, lay[i].limit)) {
+				ch->over = i;
+				ch->over_count = count;
+			}
 			break;
 		}
 	}

@@ -184,6 +184,38 @@ struct {
 	__type(value, struct xdp_rl_fleet);
 } fleet SEC(".maps");
 
+/*
+ * xdp-rl capture (capture.h): its settings and lease (read on every
+ * packet: one word, 0 when no capture runs), its counters per CPU, each
+ * CPU's copy of the frame being judged, and the ring the frames go to.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_capture);
+} capture SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_cap_cpu);
+} cap_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_cap_record);
+} cap_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XDP_RL_CAP_RING_BYTES);
+} cap_ring SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XDP_RL_HOT_ENTRIES_MIN); /* xdp_rl_hot_entries, at load */
@@ -247,6 +279,22 @@ struct {
 } lru SEC(".maps");
 
 /*
+ * Over-limit events (events.h): the records, and the reader's lease (one
+ * element, struct xdp_rl_ev_lease), read only when a window goes over.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XDP_RL_EVENTS_RING);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdp_rl_ev_lease);
+} ev_lease SEC(".maps");
+
+/*
  * Room per CPU for what the general path hands to charge() (struct
  * charge_req, entry SCRATCH_REQ) and what charge() notes of it (struct
  * charge, SCRATCH_CHARGE): on the stack they would take the call chain past
@@ -255,7 +303,7 @@ struct {
  * (entries SCRATCH_LRU4 and 6, one per family: nothing but the key, seen
  * and the windows is ever written there, so drops and fleet words are 0).
  */
-#define SCRATCH_SIZE   200
+#define SCRATCH_SIZE   256
 #define SCRATCH_REQ    0
 #define SCRATCH_LRU4   1
 #define SCRATCH_LRU6   2

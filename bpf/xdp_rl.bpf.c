@@ -21,9 +21,11 @@
 #include "window.h"
 #include "table.h"
 #include "layers.h"
+#include "events.h"
 #include "hot.h"
 #include "select.h"
 #include "admin.h"
+#include "capture.h"
 
 enum verdict {
 	V_PASS,
@@ -36,6 +38,8 @@ enum verdict {
 	V_LOST,	  /* the key's slot passed to another key under the packet: look again */
 	V_ABSENT, /* charge(): an LRU table has no element for the key (table.h) */
 	V_CHARGE, /* limit(): charge what the request (scratch) says */
+	V_FULL,	  /* a new source refused a slot, dropped (--on-table-full drop) */
+	V_NOT_IP, /* neither IPv4 nor IPv6: passed */
 };
 
 /*
@@ -156,9 +160,10 @@ static __always_inline long table_add(const int t, const struct table_key *key,
  */
 __noinline __u64 new_source_take(const struct xdp_rl_layer *cap, const struct window_clock *clk)
 {
+	struct table_key none = {};
 	struct xdp_rl_state *w;
 	__u32 zero = 0;
-	__u64 gen;
+	__u64 gen, count;
 	int op = 0;
 
 	if (!cap || !clk)
@@ -169,9 +174,13 @@ __noinline __u64 new_source_take(const struct xdp_rl_layer *cap, const struct wi
 	/* A spoofed flood hits the cap on every CPU: past it, refused on a read (hot.h). */
 	if (window_exhausted(w, clk->now, cap->window_ns, cap->limit, &gen))
 		return NEW_REFUSED;
-	if (window_hit(w, clk, cap->window_ns, 1, &op, &gen, NULL) > cap->limit)
-		return NEW_REFUSED;
-	return gen;
+	count = window_hit(w, clk, cap->window_ns, 1, &op, &gen, NULL);
+	if (count <= cap->limit)
+		return gen;
+	if (event_crossed(count, 1, cap->limit))
+		event_over(&none, EV_INFO(0, 0, XDP_RL_EV_NEW_SOURCES, XDP_RL_EV_NO_RULE),
+			   cap->limit, cap->window_ns, count);
+	return NEW_REFUSED;
 }
 
 /* A source another CPU inserted first used no new slot: take its charge back. */
@@ -231,7 +240,7 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		return -1;
 	}
 	if (live->on_full == XDP_RL_FULL_DROP) {
-		*verdict = V_LIMIT;
+		*verdict = V_FULL;
 		return -1;
 	}
 	st->c[XDP_RL_STAT_AGGREGATED]++;
@@ -354,10 +363,32 @@ struct charge_req {
 		struct xdp_rl_rule_key6 rule6;
 		struct table_key agg;
 	};
+	/* What an over-limit event says (events.h): the source's key, its rule, its family. */
+	struct table_key key;
+	__u32 rule; /* XDP_RL_EV_NO_RULE: the global limits */
+	__u32 v6;
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
 _Static_assert(sizeof(struct charge) <= SCRATCH_SIZE, "struct charge outgrew scratch");
+
+/*
+ * The charge @r took the window of layer @ch->over over its limit
+ * (events.h): the key is the source's, its /24 or /48's, or (a --shared
+ * budget) the packet's source, the rule naming the budget.
+ */
+static __always_inline void charge_event(const struct charge_req *r, const struct charge *ch)
+{
+	__u32 j = ch->over & (XDP_RL_MAX_LAYERS - 1);
+	int kind = r->t == T_SHARED		    ? XDP_RL_EV_SHARED :
+		   r->t == T_AGG4 || r->t == T_AGG6 ? XDP_RL_EV_AGGREGATE :
+						      XDP_RL_EV_SOURCE;
+
+	barrier_var(j);
+	event_over(kind == XDP_RL_EV_AGGREGATE ? &r->agg : &r->key,
+		   EV_INFO(r->v6 ? 6 : 4, j, kind, r->rule), r->lim.layer[j].limit,
+		   r->lim.layer[j].window_ns, ch->over_count);
+}
 
 /*
  * Charge the windows at @r->at in table @r->t (a --shared rule's budget for
@@ -422,7 +453,7 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	wh.t = r->t;
 	wh.index = r->t == T_SHARED ? id : entry_hot(r->at, wh.fresh, lru);
 	wh.fleet = !!(r->clk.flags & XDP_RL_F_FLEET);
-	/* A window with no budget left refuses the packet on a read (hot.h). */
+	/* A window over its limit already refuses the packet on a read (hot.h). */
 	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
 	if (j >= 0) {
 		if (e && !entry_holds(e, v6, &r->pos, lru))
@@ -445,6 +476,8 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	}
 	if (e)
 		entry_touch(e, v6, r->pos.tick, lru);
+	if (!pass && ch->over >= 0)
+		charge_event(r, ch);
 	return pass ? V_PASS : V_LIMIT;
 }
 
@@ -525,6 +558,9 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 			break;
 		req->lim.layer[i] = lay[i];
 	}
+	req->key = p->key;
+	req->rule = rule ? rule->id : XDP_RL_EV_NO_RULE;
+	req->v6 = v6;
 
 	req->pos.tick = clock_ticks();
 	clock_setup(&req->clk, req->pos.tick, live);
@@ -587,6 +623,19 @@ __noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
 }
 
 /*
+ * limit_fast's packet took its source's window over the limit (events.h):
+ * V_LIMIT. Out of line, so that the call and its arguments leave
+ * xdp_rl's frame as it was (its chain holds no more room: check-stack.py).
+ */
+static __noinline int fast_over(const struct table_key *key, const struct xdp_rl_live *live,
+				__u64 count, int v6)
+{
+	event_over(key, EV_INFO(v6 ? 6 : 4, 0, XDP_RL_EV_SOURCE, XDP_RL_EV_NO_RULE),
+		   live->layer[0].limit, live->layer[0].window_ns, count);
+	return V_LIMIT;
+}
+
+/*
  * The common case, apart, for the bucket table: one window per source, no
  * rules for the family and the source on no list, the source in the first
  * of its buckets, its window open. One lookup, one add, one check that the slot is still the source's.
@@ -621,9 +670,12 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	e = READ_ONCE(w->start_gen);
 	if (xdp_rl_window_over(e, now, live->layer[0].window_ns))
 		return V_SLOW;
-	/* No budget left: refused on a read, no write to the shared line (hot.h). */
+	/*
+	 * Over its limit already: refused on a read, no write to the shared
+	 * line (hot.h). At the limit exactly, the charge takes it over (events.h).
+	 */
 	c = READ_ONCE(w->count_gen);
-	if (xdp_rl_count(c) >= live->layer[0].limit &&
+	if (xdp_rl_count(c) > live->layer[0].limit &&
 	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
 		if (READ_ONCE(s->tag) != pos.tag)
 			return V_SLOW;
@@ -638,6 +690,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 		return V_SLOW;
 	}
 	slot_touch(s, jiffies);
+	if (event_crossed(xdp_rl_count(r), inc, live->layer[0].limit))
+		return fast_over(&p->key, live, xdp_rl_count(r), v6);
 	return xdp_rl_count(r) > live->layer[0].limit ? V_LIMIT : V_PASS;
 }
 
@@ -737,15 +791,83 @@ static __always_inline int limit_slow(const struct packet *p, const int v6, __u6
 	return decided;
 }
 
+/* Why a packet that is not passed got its verdict, as a capture writes it. */
+static __always_inline __u32 cap_reason(int v)
+{
+	return v == V_DENY	? XDP_RL_CAP_DENIED :
+	       v == V_FULL	? XDP_RL_CAP_FULL :
+	       v == V_MALFORMED ? XDP_RL_CAP_MALFORMED :
+				  XDP_RL_CAP_DROPPED;
+}
+
+/*
+ * Count verdict @v of a frame of @len bytes, and its rule's hits: what XDP
+ * does with it and why (CAP_WHAT: the reason as a capture names it; its
+ * CAP_ACTION is the program's return). A capture reads the verdict back
+ * from these counters (bpf/capture.h): nothing else runs at the verdict.
+ */
+static __always_inline __u32 verdict_count(int v, const __u32 *rule, __u64 len,
+					   const struct xdp_rl_live *live, struct xdp_rl_stats *st)
+{
+	struct xdp_rl_rule_hits *hits = NULL;
+
+	if (v == V_NOT_IP) {
+		st->c[XDP_RL_STAT_NOT_IP]++;
+		return CAP_WHAT(XDP_RL_CAP_NOT_IP, XDP_PASS, 0);
+	}
+	if (v == V_UNSELECTED) {
+		st->c[XDP_RL_STAT_UNSELECTED]++;
+		return CAP_WHAT(XDP_RL_CAP_UNSELECTED, XDP_PASS, 0);
+	}
+
+	if (*rule != NO_RULE) {
+		hits = bpf_map_lookup_elem(&rule_hits, rule);
+		if (hits)
+			hits->packets++;
+	}
+	if (v == V_ALLOW)
+		st->c[XDP_RL_STAT_ALLOWED]++;
+	if (v == V_PASS || v == V_ALLOW) {
+		st->c[XDP_RL_STAT_PASSED]++;
+		st->c[XDP_RL_STAT_PASSED_BYTES] += len;
+		return CAP_WHAT(v == V_ALLOW ? XDP_RL_CAP_ALLOWED : XDP_RL_CAP_PASSED, XDP_PASS, 0);
+	}
+	if (v == V_MALFORMED)
+		st->c[XDP_RL_STAT_MALFORMED]++;
+	else if (v == V_DENY)
+		st->c[XDP_RL_STAT_DENIED]++;
+	if (live->flags & XDP_RL_F_DRY_RUN) {
+		if (v == V_LIMIT || v == V_DENY || v == V_FULL) {
+			st->c[XDP_RL_STAT_WOULD_DROP]++;
+			if (hits)
+				hits->would_drop++;
+		}
+		return CAP_WHAT(cap_reason(v), XDP_PASS, 1);
+	}
+	if (hits)
+		hits->dropped++;
+	/*
+	 * Drops by reason (xdp_rl_drops_total{reason}). One counter chosen, not
+	 * a branch per counter: xdp_rl's frame holds no more (check-stack.py).
+	 */
+	st->c[v == V_DENY      ? XDP_RL_STAT_DROPS_DENY :
+	      v == V_MALFORMED ? XDP_RL_STAT_DROPS_MALFORMED :
+	      v == V_FULL      ? XDP_RL_STAT_DROPS_NEW_SOURCES :
+				 XDP_RL_STAT_DROPS_LIMIT]++;
+	if (v == V_LIMIT || v == V_FULL) {
+		st->c[XDP_RL_STAT_DROPPED]++;
+		st->c[XDP_RL_STAT_DROPPED_BYTES] += len;
+	}
+	return CAP_WHAT(cap_reason(v), XDP_DROP, 0);
+}
+
 SEC("xdp")
 int xdp_rl(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct cursor c = { .pos = data, .end = data_end };
-	__u64 len = data_end - data, inc = cfg_bytes ? len : 1;
-	__u32 rule = NO_RULE;
-	struct xdp_rl_rule_hits *hits = NULL;
+	void *data, *data_end;
+	struct cursor c;
+	__u64 len, inc;
+	__u32 rule = NO_RULE, what;
 	const struct xdp_rl_live *live;
 	struct xdp_rl_config *cfg;
 	struct xdp_rl_stats *st;
@@ -790,45 +912,10 @@ int xdp_rl(struct xdp_md *ctx)
 				v = limit_slow(&p, 1, inc, &rule, st);
 		}
 	} else {
-		st->c[XDP_RL_STAT_NOT_IP]++;
-		return XDP_PASS;
+		v = V_NOT_IP;
 	}
-	if (v == V_UNSELECTED) {
-		st->c[XDP_RL_STAT_UNSELECTED]++;
-		return XDP_PASS;
-	}
-
-	if (rule != NO_RULE) {
-		hits = bpf_map_lookup_elem(&rule_hits, &rule);
-		if (hits)
-			hits->packets++;
-	}
-	if (v == V_ALLOW)
-		st->c[XDP_RL_STAT_ALLOWED]++;
-	if (v == V_PASS || v == V_ALLOW) {
-		st->c[XDP_RL_STAT_PASSED]++;
-		st->c[XDP_RL_STAT_PASSED_BYTES] += len;
-		return XDP_PASS;
-	}
-	if (v == V_MALFORMED)
-		st->c[XDP_RL_STAT_MALFORMED]++;
-	else if (v == V_DENY)
-		st->c[XDP_RL_STAT_DENIED]++;
-	if (live->flags & XDP_RL_F_DRY_RUN) {
-		if (v == V_LIMIT || v == V_DENY) {
-			st->c[XDP_RL_STAT_WOULD_DROP]++;
-			if (hits)
-				hits->would_drop++;
-		}
-		return XDP_PASS;
-	}
-	if (hits)
-		hits->dropped++;
-	if (v == V_LIMIT) {
-		st->c[XDP_RL_STAT_DROPPED]++;
-		st->c[XDP_RL_STAT_DROPPED_BYTES] += len;
-	}
-	return XDP_DROP;
+	what = verdict_count(v, &rule, len, live, st);
+	return CAP_ACTION(what);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

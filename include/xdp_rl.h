@@ -54,6 +54,10 @@ enum xdp_rl_map_kind {
 	X(HOT, hot, XDP_RL_KEEP_TABLE)				\
 	X(REMOTE, remote, XDP_RL_KEEP_TABLE)			\
 	X(FLEET, fleet, XDP_RL_KEEP)				\
+	X(CAPTURE, capture, XDP_RL_KEEP)			\
+	X(CAP_CPU, cap_cpu, XDP_RL_KEEP)			\
+	X(CAP_BUF, cap_buf, XDP_RL_KEEP)			\
+	X(CAP_RING, cap_ring, XDP_RL_KEEP)			\
 	X(LRU, lru, XDP_RL_KEEP_TABLE)				\
 	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)			\
 	X(CHARGES, charges, XDP_RL_KEEP_TABLE)			\
@@ -987,7 +991,66 @@ struct xdp_rl_admin {
 	X(EVICTIONS, evictions, "inserts that took the slot of a source with an open window", \
 	  "table_evictions")							\
 	X(UNSELECTED, unselected, "selected by no limit or rule (--proto, --dport, --syn, link-local): passed", \
-	  "packets{verdict=\"unselected\"}")
+	  "packets{verdict=\"unselected\"}")					\
+	X(OVER_LIMIT, over_limit, "windows that went over their limit (one packet each: events)", \
+	  "over_limit")								\
+	X(EVENTS_LOST, events_lost, "over-limit events the ring had no room for", \
+	  "events_lost")							\
+	X(DROPS_LIMIT, drops_limit, "dropped over a limit (a source's, an aggregate's, a shared budget's)", \
+	  "drops{reason=\"limit\"}")						\
+	X(DROPS_DENY, drops_deny, "dropped by a deny rule or the deny list",	\
+	  "drops{reason=\"deny\"}")						\
+	X(DROPS_MALFORMED, drops_malformed, "dropped as malformed",		\
+	  "drops{reason=\"malformed\"}")						\
+	X(DROPS_NEW_SOURCES, drops_new_sources, "new sources refused a slot, dropped (--on-table-full drop)", \
+	  "drops{reason=\"new_sources\"}")
+
+/* ---- Over-limit events (bpf/events.h, xdp-rl events) ------------------- */
+
+/* What went over its limit (struct xdp_rl_event's kind). */
+enum xdp_rl_event_kind {
+	XDP_RL_EV_SOURCE,      /* a source's window (its key: the masked address) */
+	XDP_RL_EV_AGGREGATE,   /* a /24 or /48 of --on-table-full aggregate */
+	XDP_RL_EV_SHARED,      /* a --shared rule's budget (key 0: the rule names it) */
+	XDP_RL_EV_NEW_SOURCES, /* the --new-sources cap (key 0, family 0) */
+};
+
+/* A record's rule when the global limits applied. */
+#define XDP_RL_EV_NO_RULE (~0U)
+
+/*
+ * One record of the `events` ring: the packet that took a window over its
+ * limit, the one whose charge took the count from at most the limit to past
+ * it (exactly one per window per layer). Written only while a reader holds
+ * the lease (struct xdp_rl_ev_lease).
+ */
+struct xdp_rl_event {
+	__u32 key[4];	 /* the key's address, network byte order (IPv4: key[0]) */
+	__u64 time_ns;	 /* CLOCK_MONOTONIC_COARSE */
+	__u64 limit;	 /* the layer's limit ... */
+	__u64 window_ns; /* ... and window, when it went over */
+	__u64 count;	 /* the window's count with this packet (packets, or bytes with --bytes) */
+	__u32 rule;	 /* the rule whose limits these are, XDP_RL_EV_NO_RULE: the global ones */
+	__u8 family;	 /* 4 or 6; 0: XDP_RL_EV_NEW_SOURCES */
+	__u8 layer;
+	__u8 kind; /* enum xdp_rl_event_kind */
+	__u8 pad;
+};
+
+/*
+ * The `ev_lease` map's one element: records are written while
+ * CLOCK_MONOTONIC_COARSE is before until_ns (0: no reader), which the one
+ * reader (xdp-rl events, pid) moves on every second; a killed reader's
+ * lease runs out by itself.
+ */
+struct xdp_rl_ev_lease {
+	__u64 until_ns;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* The `events` ring's size (a power of two of pages): 4 096 records. */
+#define XDP_RL_EVENTS_RING (256 * 1024)
 
 #define XDP_RL_STAT_ENUM(id, name, help, metric) XDP_RL_STAT_##id,
 enum xdp_rl_stat {
@@ -1012,5 +1075,173 @@ struct xdp_rl_stats {
 };
 #undef XDP_RL_STAT_MEMBER
 /* clang-format on */
+
+/* ---- Capture (xdp-rl capture; bpf/capture.h) ------------------------------ */
+
+/*
+ * Why a packet got its verdict, as `capture` writes it (the comment of its
+ * packet block) and filters by it (a mask of 1 << reason). A dry run
+ * passes what it would drop: the reason stays, the action is XDP_PASS.
+ */
+enum xdp_rl_cap_reason {
+	XDP_RL_CAP_DROPPED,    /* over the limit */
+	XDP_RL_CAP_DENIED,     /* a deny rule or the deny list */
+	XDP_RL_CAP_FULL,       /* a new source refused a slot (--on-table-full drop) */
+	XDP_RL_CAP_MALFORMED,  /* bad Ethernet/VLAN/IP header */
+	XDP_RL_CAP_PASSED,     /* within the limit */
+	XDP_RL_CAP_ALLOWED,    /* an allow rule or the allow list */
+	XDP_RL_CAP_UNSELECTED, /* selected by no limit or rule */
+	XDP_RL_CAP_NOT_IP,     /* not IPv4/IPv6 */
+	XDP_RL_CAP_REASONS,
+};
+
+/*
+ * The largest snap length: a frame's copy and its record fill one per-CPU
+ * value (the kernel's limit for one is 32 KiB).
+ */
+#define XDP_RL_CAP_RECORD_MAX 32768
+/* The ring the frames go to (`cap_ring`), for every CPU. */
+#define XDP_RL_CAP_RING_BYTES (4U << 20)
+
+/*
+ * The one element of the `capture` map (mmapable): the capture running,
+ * if any. The datapath reads until_ns on every packet, and the rest only
+ * while now (CLOCK_MONOTONIC_COARSE) is before it: 0, or a lease past,
+ * is no capture. The capture process writes the filters first, then
+ * until_ns, and renews the lease while it runs; killed, the lease runs out.
+ */
+struct xdp_rl_capture {
+	__u64 until_ns;	   /* the lease, on CLOCK_MONOTONIC_COARSE */
+	__u32 gen;	   /* this capture's number: its records carry it */
+	__u32 reasons;	   /* 1 << enum xdp_rl_cap_reason: the verdicts written */
+	__u32 sample;	   /* one packet in @sample per CPU, after the filters (0, 1: all) */
+	__u32 snaplen;	   /* bytes of each frame written, at most */
+	__u32 src_family;  /* 0 any source; 4 or 6: the source's masked address is src_addr */
+	__u32 src_len;	   /* the --src prefix's length */
+	__u32 src_addr[4]; /* network byte order, masked */
+	__u32 src_mask[4]; /* network byte order */
+	/* The capture process's, never read by the datapath (status, the next capture): */
+	__u64 pid, pid_start; /* its pid and start time (lib/proc.h) */
+	__u64 started_unix;
+};
+
+/*
+ * The `cap_cpu` map: per CPU, what the capture running saw (zeroed by it
+ * when it starts). Packets judged with capture on: checked; of those, taken
+ * by the filters: matched; of those, not sampled out: sent to the ring, or
+ * failed (the ring full). skip: left to sample out; copied: the gen of the
+ * capture the frame in cap_buf was copied for (0: none), whose verdict is
+ * what moved the counters since snap (xdp_rl_cap_judged).
+ */
+struct xdp_rl_cap_cpu {
+	__u64 checked, matched, sent, failed;
+	__u32 skip, copied;
+	__u64 snap[XDP_RL_STAT_MAX]; /* this CPU's counters when the frame copied began */
+};
+
+/* What precedes each frame in a `cap_ring` record. */
+struct xdp_rl_cap_meta {
+	__u64 ts_ns;   /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	__u32 gen;     /* the capture's (struct xdp_rl_capture) */
+	__u32 pkt_len; /* the frame's length */
+	__u32 cap_len; /* bytes of it that follow */
+	__u32 rule;    /* the rule id that judged it, XDP_RL_LIST_*_ID, or ~0 */
+	__u8 reason;   /* enum xdp_rl_cap_reason */
+	__u8 action;   /* XDP_PASS or XDP_DROP */
+	__u8 dry_run;  /* 1: a dry run passed what it would drop */
+	__u8 pad[3];
+	__u16 cpu;
+};
+
+/* A record: the frame's first cap_len bytes after its meta (`cap_buf`, then the ring). */
+#define XDP_RL_CAP_SNAPLEN_MAX (XDP_RL_CAP_RECORD_MAX - sizeof(struct xdp_rl_cap_meta))
+struct xdp_rl_cap_record {
+	struct xdp_rl_cap_meta meta;
+	__u8 data[XDP_RL_CAP_SNAPLEN_MAX];
+};
+
+/*
+ * The verdict of the one packet a CPU judged between two readings of its
+ * counters, @then and @now (XDP_RL_STATS): enum xdp_rl_cap_reason, or
+ * XDP_RL_CAP_REASONS if it moved none (another program's turn). *@action:
+ * XDP_PASS or XDP_DROP; *@dry: 1 if a dry run (@dry_run) passed a drop.
+ * Of a new source refused a slot and dropped, the refusal is counted too
+ * (refused_inserts, or table_errors when no slot could be had), unless it
+ * was aggregated and its /24's or /48's window was over.
+ */
+static inline __u32 xdp_rl_cap_judged(const __u64 *now, const __u64 *then, __u32 dry_run,
+				      __u32 *action, __u32 *dry)
+{
+#define XDP_RL_MOVED(id) (now[XDP_RL_STAT_##id] != then[XDP_RL_STAT_##id])
+	int full = (XDP_RL_MOVED(REFUSED_INSERTS) || XDP_RL_MOVED(TABLE_ERRORS)) &&
+		   !XDP_RL_MOVED(AGGREGATED);
+
+	*action = XDP_PASS;
+	*dry = 0;
+	if (XDP_RL_MOVED(NOT_IP))
+		return XDP_RL_CAP_NOT_IP;
+	if (XDP_RL_MOVED(UNSELECTED))
+		return XDP_RL_CAP_UNSELECTED;
+	if (XDP_RL_MOVED(ALLOWED))
+		return XDP_RL_CAP_ALLOWED;
+	if (XDP_RL_MOVED(PASSED))
+		return XDP_RL_CAP_PASSED;
+	if (XDP_RL_MOVED(WOULD_DROP)) {
+		*dry = 1;
+		return XDP_RL_MOVED(DENIED) ? XDP_RL_CAP_DENIED :
+		       full		    ? XDP_RL_CAP_FULL :
+					      XDP_RL_CAP_DROPPED;
+	}
+	if (XDP_RL_MOVED(MALFORMED)) {
+		*action = dry_run ? XDP_PASS : XDP_DROP;
+		*dry = !!dry_run;
+		return XDP_RL_CAP_MALFORMED;
+	}
+	if (XDP_RL_MOVED(DENIED)) {
+		*action = XDP_DROP;
+		return XDP_RL_CAP_DENIED;
+	}
+	if (XDP_RL_MOVED(DROPPED)) {
+		*action = XDP_DROP;
+		return full ? XDP_RL_CAP_FULL : XDP_RL_CAP_DROPPED;
+	}
+	return XDP_RL_CAP_REASONS;
+#undef XDP_RL_MOVED
+}
+
+/*
+ * The IP source of the frame whose first @len bytes are @f (Ethernet, up
+ * to XDP_RL_MAX_VLAN_DEPTH tags): its family, 4 (the address in a[0]) or
+ * 6, or 0 if none could be read.
+ */
+static inline __u32 xdp_rl_cap_source(const __u8 *f, __u32 len, __u32 *a)
+{
+	__u32 off = 12, i;
+	__u16 proto;
+
+	if (len < 14)
+		return 0;
+	proto = (__u16)(f[12] << 8 | f[13]);
+	for (i = 0; i < XDP_RL_MAX_VLAN_DEPTH; i++) {
+		if (proto != 0x8100 && proto != 0x88a8)
+			break;
+		off += 4;
+		if (len < off + 2)
+			return 0;
+		proto = (__u16)(f[off] << 8 | f[off + 1]);
+	}
+	off += 2;
+	if (off > 12 + 4 * XDP_RL_MAX_VLAN_DEPTH + 2)
+		return 0;
+	if (proto == 0x0800 && len >= off + 20) {
+		__builtin_memcpy(a, f + off + 12, 4);
+		return 4;
+	}
+	if (proto == 0x86dd && len >= off + 40) {
+		__builtin_memcpy(a, f + off + 8, 16);
+		return 6;
+	}
+	return 0;
+}
 
 #endif /* XDP_RL_H */

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make bench: what xdp-rl costs per packet against the XDP hook's floor, a
-# plain reference limiter, nftables and iptables, and its map memory.
+# plain reference limiter, nftables and iptables, its map memory, the fleet
+# agent's rounds, and what a capture costs the datapath.
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
-# beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl), then
-# puts each part's tables in doc/costs.md between its markers
-# (scripts/bench_doc.py), with the run's date, commit and machine. Timings
-# are only measured, never asserted; make test does not run this.
+# beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl,
+# capture.json), then puts each part's tables in doc/costs.md between its
+# markers (scripts/bench_doc.py), with the run's date, commit and machine.
+# Timings are only measured, never asserted; make test does not run this.
 #
 #   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds;
 #                           doc/costs.md is left alone
@@ -17,6 +18,11 @@
 #   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
+#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture (default: all);
+#                           with some left out, the run's date, commit and machine go into
+#                           each part run, and doc/costs.md keeps the other parts and its
+#                           'run' lines as they were (e.g. BENCH_PARTS=capture: part 5 alone,
+#                           under a minute)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
 # removes them; its traffic stays inside them (sources in 198.19.0.0/16).
@@ -39,10 +45,21 @@ quick=${BENCH_QUICK:-0}
 rounds=${BENCH_E2E_ROUNDS:-11}
 secs=${BENCH_E2E_SECONDS:-1}
 kern_args=(--json "$out/kern.json")
+cap_args=(--json "$out/capture.json")
 if [ "$quick" = 1 ]; then
 	kern_args+=(--quick --runs 3)
+	cap_args+=(--runs 3)
 	rounds=${BENCH_E2E_ROUNDS:-1}
 fi
+all_parts="kern e2e mem fleet capture"
+parts=${BENCH_PARTS:-$all_parts}
+for p in $parts; do
+	case " $all_parts " in
+	*" $p "*) ;;
+	*) echo "bench.sh: unknown part '$p' in BENCH_PARTS (of: $all_parts)" >&2; exit 2 ;;
+	esac
+done
+want() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
 tag=bench$$
 tag=${tag:0:12}
@@ -56,12 +73,21 @@ say() { printf '%s\n' "$*" | tee -a "$tmp"; }
 part() { local limit=$1; shift; timeout --foreground "$limit" "$@" | tee -a "$tmp"; }
 
 start=$(date +%s)
-say "xdp-rl bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here/.." describe --always --dirty 2>/dev/null || echo '?')"
-say "kernel $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
-say "A shared VM: its speed drifts (steal, a busy host); every figure below is a median over runs with its spread, and every comparison is made within one run."
+run_lines() {
+	say "xdp-rl bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$here/.." describe --always --dirty 2>/dev/null || echo '?')"
+	say "kernel $(uname -r), $(nproc) CPUs ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+	say "A shared VM: its speed drifts (steal, a busy host); every figure below is a median over runs with its spread, and every comparison is made within one run."
+}
+# A part's title; when not every part runs, this run's date, commit and machine with it.
+title() {
+	say ""
+	say "$1"
+	[ "$parts" = "$all_parts" ] || run_lines
+}
+[ "$parts" = "$all_parts" ] && run_lines
 
-say ""
-say "== 1. In-kernel cost per packet: BPF_PROG_TEST_RUN with repeat (the kernel's own duration), one 64-byte frame"
+if want kern; then
+title "== 1. In-kernel cost per packet: BPF_PROG_TEST_RUN with repeat (the kernel's own duration), one 64-byte frame"
 say "Every program runs behind the same wrapper (it rewrites the source address to the next of N, then tail-calls it); (d) is ns/pkt minus bare"
 say "XDP_DROP in the same run. Steady state: every source already has an open 1 h window; 'dropping' = limit 1, 'passing' = limit max."
 say "plain/xdp-rl = plain reference's (d) over"
@@ -70,16 +96,21 @@ say "Runs of 250 000 packets (fresh: one pass over the N sources), sources visit
 say "11 runs steady, 7 fresh, program order reversed every other run; after the steady table, one window every CPU charges, on 1 and 2 CPUs (its own note);"
 say "median [range] after trimming the lowest and highest fifth. Sources: IPv4 198.18.0.0/15 (240.0.0.0/4 above 131 072), IPv6 2001:2::/96 (/128 keys)."
 part 1200 "$bp" kern "${kern_args[@]}"
+fi
 
-say ""
-say "== 2. End to end: a flood through a veth pair into a namespace, generated in the kernel (BPF_F_TEST_XDP_LIVE_FRAMES + bpf_redirect)"
-read -r rx tx rx_if tx_if rx_mac < <("$here/testbed.sh" up "$tag")
+if want e2e || want mem || want fleet; then
+	read -r rx tx rx_if tx_if rx_mac < <("$here/testbed.sh" up "$tag")
+fi
+
+if want e2e; then
+title "== 2. End to end: a flood through a veth pair into a namespace, generated in the kernel (BPF_F_TEST_XDP_LIVE_FRAMES + bpf_redirect)"
 part 900 "$py" "$here/bench_e2e.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
 	--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/e2e" \
 	--rounds "$rounds" --seconds "$secs"
+fi
 
-say ""
-say "== 3. Map memory per tracked source: the kernel's accounting (memlock in fdinfo, as 'bpftool map show')"
+if want mem; then
+title "== 3. Map memory per tracked source: the kernel's accounting (memlock in fdinfo, as 'bpftool map show')"
 part 120 "$bp" mem --json "$out/mem.json"
 # Cross-check on a limiter loaded by the real CLI.
 for n in 262144 1000000; do
@@ -102,9 +133,10 @@ EOF
 		"$bin" -n "$rx" unload "$rx_if" >/dev/null
 	done
 done
+fi
 
-say ""
-say "== 4. The fleet agent (xdp-rl fleet): its cost per sync round, with 1 000 and 100 000 active sources, on either table"
+if want fleet; then
+title "== 4. The fleet agent (xdp-rl fleet): its cost per sync round, with 1 000 and 100 000 active sources, on either table"
 say "A redis-server on the receiver namespace's own 127.0.0.1; sources made active by the in-kernel flood (one CPU),"
 say "windows of an hour under a limit none reaches, --sync-above 0 (every open window a candidate). 'flooding': the flood goes on,"
 say "so every window has new counts each round (INCRBY); 'idle': nothing new (GET). CPU: on-CPU time (schedstat) per round."
@@ -115,6 +147,12 @@ if command -v redis-server >/dev/null; then
 		--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/fleet" "${fleet_args[@]}"
 else
 	say "  skipped: redis-server is not installed (scripts/deps.sh installs it)"
+fi
+fi
+
+if want capture; then
+title "== 5. What 'xdp-rl capture' costs the datapath: in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper, one 64-byte frame"
+part 300 "$bp" capture "${cap_args[@]}"
 fi
 
 say ""

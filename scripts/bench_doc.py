@@ -13,16 +13,19 @@ which commit and on which machine it ran, then its parts, each beginning
     <!-- bench:NAME end -->
 
 for NAME run (the lines before the first part: the date, the commit, the
-machine) and kern, e2e, mem, fleet (parts 1 to 4). What is between a pair
-is replaced by that part of RESULTS, as a block of preformatted text;
-everything outside the markers is left as it was, byte for byte. A part the
-run did not make leaves its markers' text alone. A marker missing, twice,
-or out of order is an error, and DOC is then not written."""
+machine) and kern, e2e, mem, fleet, capture (parts 1 to 5). What is
+between a pair is replaced by that part of RESULTS, as a block of
+preformatted text; everything outside the markers is left as it was, byte
+for byte. A part the run did not make leaves its markers' text alone (a
+run of some parts only, BENCH_PARTS, has no lines before its first part:
+each of its parts says when and where it ran, and `run` keeps its text).
+A marker missing, twice, or out of order is an error, and DOC is then not
+written."""
 import os
 import re
 import sys
 
-PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet"}
+PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet", "5": "capture"}
 NAMES = ["run"] + list(PARTS.values())
 
 

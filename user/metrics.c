@@ -63,6 +63,7 @@ struct mlim {
 	struct xdp_rl_config cfg;
 	struct xdp_rl_stats st;
 	__u64 open[2]; /* sources with an open window: IPv4, IPv6 */
+	__u64 over[2]; /* ... of them, over a limit in it */
 	__u64 memory;
 	struct mrule *rules;
 	size_t nrules, cap;
@@ -100,6 +101,29 @@ static int collect_rule(const struct rule_spec *r, void *ctx)
 	return 0;
 }
 
+/*
+ * Sources with an open window, and of them those over a limit in it (a
+ * window's count past the limit: the packet that took it there was an
+ * over-limit event), in the one walk of the table (sources.h).
+ */
+struct open_over {
+	__u64 open, over;
+};
+
+static int open_over_one(const struct source *src, void *ctx)
+{
+	struct open_over *n = ctx;
+	__u32 i;
+
+	n->open++;
+	for (i = 0; i < src->nlayers; i++)
+		if (src->count[i] > src->lay[i].limit) {
+			n->over++;
+			break;
+		}
+	return 0;
+}
+
 /* Whether @l's link is attached to its interface now. */
 static int attached(const struct limiter *l)
 {
@@ -130,8 +154,13 @@ static int collect(struct mset *s, const struct limiter *l)
 		log_err("cannot read the statistics of '%s': %m", l->ifname);
 		return -1;
 	}
-	m->open[0] = sources_open(l, PIN_SRC4);
-	m->open[1] = sources_open(l, PIN_SRC6);
+	for (k = 0; k < 2; k++) {
+		struct open_over n = { 0, 0 };
+
+		foreach_source(l, k ? PIN_SRC6 : PIN_SRC4, open_over_one, &n);
+		m->open[k] = n.open;
+		m->over[k] = n.over;
+	}
 	/* What sources.c keeps of this limiter: the next one may be at the same address. */
 	drops_forget();
 	m->memory = maps_memory(l->fd, NULL);
@@ -483,6 +512,10 @@ static void write_gauges(FILE *f, const struct mset *s)
 {
 	struct fam sources = { f, "sources", "gauge",
 			       "Sources with an open window in the table, per family", 0 };
+	struct fam over = { f, "sources_over_limit", "gauge",
+			    "Sources with an open window over its limit (dropped until it ends), "
+			    "per family",
+			    0 };
 	struct fam room = { f, "sources_limit", "gauge",
 			    "Sources the table is sized to hold without evicting, per family "
 			    "(--max-sources)",
@@ -527,6 +560,12 @@ static void write_gauges(FILE *f, const struct mset *s)
 			kv[0] = "family";
 			kv[1] = families[fam];
 			sample_u64(&sources, s->v[i].ifname, kv, 1, s->v[i].open[fam]);
+		}
+	for (i = 0; i < s->n; i++)
+		for (fam = 0; fam < 2; fam++) {
+			kv[0] = "family";
+			kv[1] = families[fam];
+			sample_u64(&over, s->v[i].ifname, kv, 1, s->v[i].over[fam]);
 		}
 	for (i = 0; i < s->n; i++)
 		for (fam = 0; fam < 2; fam++) {

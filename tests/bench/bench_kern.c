@@ -38,6 +38,7 @@
 #include <arpa/inet.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -1396,6 +1397,308 @@ static void layers_rules(struct kenv *e)
 	}
 }
 
+/* ---- What a capture costs the datapath (issue 25): bench_prog capture ---------- */
+
+/*
+ * xdp-rl's program, loaded as for the steady rows, on their simplest case
+ * (IPv4, 1 source, 1 CPU), dropping (limit 1) and passing (limit max), with
+ * the `capture` map's lease as `xdp-rl capture` sets it (user/cmd/capture.c
+ * lease_take; written here directly): no capture; every reason, the whole
+ * frame, --sample 1000; the same with --sample 1. The lease ends an hour
+ * from now on CLOCK_MONOTONIC_COARSE (bpf_ktime_get_coarse_ns's clock).
+ *
+ * Nobody reads `cap_ring` in a bench: it is emptied before each test run,
+ * outside the timing, and a run is short enough (CAP_REPEAT frames, a
+ * record each at --sample 1) that it never fills within one. One more row
+ * runs --sample 1 with the ring full, every record lost, as when a
+ * capture's reader has fallen behind. A measurement is CAP_CHUNKS such
+ * runs, their mean; every figure is over bare XDP_DROP measured the same
+ * way in the same run, as in the other sections.
+ */
+#define CAP_REPEAT 32768U
+#define CAP_CHUNKS 8
+#define CAP_LEASE  (3600 * SEC_NS)
+
+enum cap_state { C_OFF, C_S1000, C_S1, C_S1_FULL, C_MAX };
+
+static const struct {
+	const char *name, *key;
+	__u32 sample; /* 0: no capture */
+	int full;     /* the ring left full: every record lost */
+} cap_def[C_MAX] = {
+	{ "no capture (lease 0)", "off", 0, 0 },
+	{ "--sample 1000, ring emptied", "sample_1000", 1000, 0 },
+	{ "--sample 1, ring emptied", "sample_1", 1, 0 },
+	{ "--sample 1, ring full", "sample_1_ring_full", 1, 1 },
+};
+
+struct cap_env {
+	struct xdp_rl *rl;
+	struct ring_buffer *ring;
+	__u32 gen;
+	__u64 records; /* read from the ring, in all */
+};
+
+static int cap_record(void *ctx, void *data __attribute__((unused)),
+		      size_t size __attribute__((unused)))
+{
+	(*(__u64 *)ctx)++;
+	return 0;
+}
+
+static __u64 coarse_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return t.tv_sec * SEC_NS + t.tv_nsec;
+}
+
+/* The lease as `xdp-rl capture --sample @sample` takes it (0: no capture), its counters zeroed. */
+static void cap_set(struct cap_env *c, __u32 sample)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xdp_rl_cap_cpu zeroed[ncpu];
+	struct xdp_rl_capture cap;
+	__u32 zero = 0;
+	int fd = bpf_map__fd(c->rl->maps.capture);
+
+	if (bpf_map_lookup_elem(fd, &zero, &cap))
+		die("capture: read the capture map: %s", strerror(errno));
+	cap.until_ns = 0;
+	if (bpf_map_update_elem(fd, &zero, &cap, 0))
+		die("capture: write the capture map: %s", strerror(errno));
+	memset(zeroed, 0, sizeof(zeroed));
+	if (bpf_map_update_elem(bpf_map__fd(c->rl->maps.cap_cpu), &zero, zeroed, 0))
+		die("capture: zero cap_cpu: %s", strerror(errno));
+	if (!sample)
+		return;
+	memset(&cap, 0, sizeof(cap));
+	cap.gen = ++c->gen;
+	cap.reasons = (1U << XDP_RL_CAP_REASONS) - 1;
+	cap.sample = sample;
+	cap.snaplen = XDP_RL_CAP_SNAPLEN_MAX;
+	cap.until_ns = coarse_ns() + CAP_LEASE;
+	if (bpf_map_update_elem(fd, &zero, &cap, 0))
+		die("capture: write the capture map: %s", strerror(errno));
+}
+
+/* This capture's counters, summed over CPUs. */
+static struct xdp_rl_cap_cpu cap_counters(struct cap_env *c)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct xdp_rl_cap_cpu per[ncpu], t = { 0 };
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->rl->maps.cap_cpu), &zero, per))
+		die("capture: read cap_cpu: %s", strerror(errno));
+	for (i = 0; i < ncpu; i++) {
+		t.checked += per[i].checked;
+		t.matched += per[i].matched;
+		t.sent += per[i].sent;
+		t.failed += per[i].failed;
+	}
+	return t;
+}
+
+static void cap_drain(struct cap_env *c)
+{
+	if (ring_buffer__consume(c->ring) < 0)
+		die("capture: read cap_ring: %s", strerror(errno));
+}
+
+/* Test runs of @fd on CPU 0 behind the wrapper, one source; the ring emptied before each. */
+static double cap_run(struct kenv *e, struct cap_env *c, int fd, int drain)
+{
+	struct scen one = { "capture", 0, 1, 1, 0, 0 };
+	__u32 slot = BENCH_SLOT_TARGET;
+	double sum = 0;
+	int k;
+
+	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
+		die("kern: set the tail call target: %s", strerror(errno));
+	set_sources(e, &one, 1, 0);
+	for (k = 0; k < CAP_CHUNKS; k++) {
+		if (drain)
+			cap_drain(c);
+		sum += run_on(bpf_program__fd(e->wrap->progs.wrap), &e->f4, CAP_REPEAT, 1).kern;
+	}
+	return sum / CAP_CHUNKS;
+}
+
+/*
+ * State @st's columns for one verdict, from its runs @v, no capture's @off
+ * and bare XDP_DROP's @base: (d), over none (d), x none (d); and its JSON.
+ */
+static void cap_cols(struct kenv *e, int st, int vd, const double *v, const double *off,
+		     const double *base, char cols[3][64])
+{
+	double d[MAX_RUNS], x[MAX_RUNS], q[MAX_RUNS];
+	struct spread sq;
+	int r;
+
+	for (r = 0; r < e->runs; r++) {
+		d[r] = v[r] - base[r];
+		x[r] = d[r] - (off[r] - base[r]);
+		q[r] = d[r] / (off[r] - base[r]);
+	}
+	fmt_spread(cols[0], 64, spread_of(d, e->runs), 1, 0);
+	sq = spread_of(q, e->runs);
+	if (st == C_OFF) {
+		snprintf(cols[1], 64, "-");
+		snprintf(cols[2], 64, "-");
+	} else {
+		fmt_spread(cols[1], 64, spread_of(x, e->runs), 1, 0);
+		snprintf(cols[2], 64, "%.2fx [%.2f..%.2f]", sq.med, sq.lo, sq.hi);
+	}
+	if (!e->json)
+		return;
+	json_begin(e, "kern_capture", cap_def[st].name);
+	fprintf(e->json,
+		", \"state\": \"%s\", \"verdict\": \"%s\", \"sample\": %u, \"ring_full\": %d, "
+		"\"repeat\": %u, \"chunks\": %d, \"runs\": %d, ",
+		cap_def[st].key, vd ? "passing" : "dropping", cap_def[st].sample, cap_def[st].full,
+		CAP_REPEAT, CAP_CHUNKS, e->runs);
+	json_spread(e, "bare_drop_ns", spread_of(base, e->runs));
+	fprintf(e->json, ", ");
+	json_spread(e, "ns", spread_of(v, e->runs));
+	fprintf(e->json, ", ");
+	json_spread(e, "over_drop_ns", spread_of(d, e->runs));
+	if (st != C_OFF) {
+		fprintf(e->json, ", ");
+		json_spread(e, "over_no_capture_ns", spread_of(x, e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "over_no_capture_ratio", sq);
+	}
+	json_runs(e, "raw_ns", v, e->runs);
+	json_runs(e, "raw_bare_ns", base, e->runs);
+	fprintf(e->json, "}");
+}
+
+static void capture_cost(struct kenv *e)
+{
+	/* [state][0: dropping, 1: passing][run] */
+	static double v[C_MAX][2][MAX_RUNS];
+	double base[MAX_RUNS], chk[MAX_RUNS], d[MAX_RUNS];
+	struct xdp_rl_cap_cpu t0, t1;
+	__u64 sent[C_MAX][2] = { { 0 } }, lost[C_MAX][2] = { { 0 } }, judged[C_MAX][2] = { { 0 } };
+	__u64 pkts = (__u64)CAP_REPEAT * CAP_CHUNKS;
+	int bare = bpf_program__fd(e->bare->progs.bare_drop);
+	int check = bpf_program__fd(e->bare->progs.bare_capcheck);
+	struct cap_env c = { 0 };
+	char b[6][64], ring[96];
+	__u32 rec = (sizeof(struct xdp_rl_cap_meta) + BENCH_FRAME_LEN + 8 + 7) & ~7U;
+	int r, i, k, st, vd, fd;
+
+	c.rl = rl_load(DEFAULT_TABLE);
+	c.ring = ring_buffer__new(bpf_map__fd(c.rl->maps.cap_ring), cap_record, &c.records, NULL);
+	if (!c.ring)
+		die("capture: open cap_ring: %s", strerror(errno));
+	fd = bpf_program__fd(c.rl->progs.xdp_rl);
+	/* Warm up: the source's window open, each state once. */
+	for (st = 0; st < C_MAX; st++)
+		for (vd = 0; vd < 2; vd++) {
+			rl_publish(c.rl, vd ? XDP_RL_LIMIT_MAX : 1);
+			cap_set(&c, cap_def[st].sample);
+			cap_run(e, &c, fd, 1);
+		}
+	for (r = 0; r < e->runs; r++) {
+		/* bare, the check, then each state dropping and passing; reversed every other run. */
+		for (i = 0; i < 2 + 2 * C_MAX; i++) {
+			k = r % 2 ? 2 * C_MAX + 1 - i : i;
+			if (k == 0) {
+				base[r] = cap_run(e, &c, bare, 0);
+				continue;
+			}
+			if (k == 1) {
+				chk[r] = cap_run(e, &c, check, 0);
+				continue;
+			}
+			st = (k - 2) / 2;
+			vd = (k - 2) % 2;
+			rl_publish(c.rl, vd ? XDP_RL_LIMIT_MAX : 1);
+			cap_set(&c, cap_def[st].sample);
+			if (cap_def[st].full) {
+				/* Fill the ring (untimed): more records than it holds. */
+				cap_drain(&c);
+				cap_run(e, &c, fd, 0);
+			}
+			t0 = cap_counters(&c);
+			v[st][vd][r] = cap_run(e, &c, fd, !cap_def[st].full);
+			t1 = cap_counters(&c);
+			sent[st][vd] += t1.sent - t0.sent;
+			lost[st][vd] += t1.failed - t0.failed;
+			judged[st][vd] += t1.checked - t0.checked;
+		}
+	}
+	cap_set(&c, 0);
+	cap_drain(&c);
+
+	printf("IPv4 1 source, 1 CPU, the xdp-rl program of the steady rows (limit 1: dropping; limit "
+	       "max: passing), with the capture map's lease as 'xdp-rl capture' sets it, written "
+	       "directly: no capture (its word 0), or every reason, the whole frame, --sample 1000 "
+	       "or 1, the lease an hour ahead on CLOCK_MONOTONIC_COARSE.\n"
+	       "Test runs of %u packets (every state and bare XDP_DROP: %d of them, their mean, per "
+	       "measurement); %d runs, order reversed every other run; median [range] after "
+	       "trimming the lowest and highest fifth. (d): ns/pkt over bare XDP_DROP, same run; "
+	       "over none: (d) minus no capture's (d), same run; x none: (d) over no capture's "
+	       "(d), same run.\n"
+	       "Nobody reads the ring here: 'ring emptied': read out before each test run, untimed "
+	       "(it holds %u records of a %d-byte frame, more than a test run makes); 'ring full': "
+	       "filled first, every record lost (counted in the capture's 'lost'), as when a "
+	       "capture's reader falls behind. ring: of the packets timed, written to the ring "
+	       "and lost, from the capture's counters (cap_cpu).\n",
+	       CAP_REPEAT, CAP_CHUNKS, e->runs, XDP_RL_CAP_RING_BYTES / rec, BENCH_FRAME_LEN);
+	for (r = 0; r < e->runs; r++)
+		d[r] = chk[r] - base[r];
+	printf("the check every packet makes when no capture runs (bpf/capture.h capture_on: one "
+	       "read of the lease word), alone: bare XDP_DROP + that read, %s ns/pkt over bare "
+	       "XDP_DROP (%s ns/pkt)\n\n",
+	       fmt_spread(b[0], sizeof(b[0]), spread_of(d, e->runs), 1, 1),
+	       fmt_spread(b[1], sizeof(b[1]), spread_of(base, e->runs), 0, 1));
+	printf("%-30s %-22s %-22s %-22s %-22s %-22s %-22s %s\n", "capture (the lease)",
+	       "dropping (d)", "over none (d)", "x none (d)", "passing (d)", "over none (d)",
+	       "x none (d)", "ring: written, lost (dropping | passing)");
+	for (st = 0; st < C_MAX; st++) {
+		char cols[2][3][64];
+
+		for (vd = 0; vd < 2; vd++)
+			cap_cols(e, st, vd, v[st][vd], v[C_OFF][vd], base, cols[vd]);
+		if (!cap_def[st].sample)
+			snprintf(ring, sizeof(ring), "-");
+		else
+			snprintf(ring, sizeof(ring), "%.2f%%, %.2f%% | %.2f%%, %.2f%%",
+				 100.0 * sent[st][0] / (pkts * e->runs),
+				 100.0 * lost[st][0] / (pkts * e->runs),
+				 100.0 * sent[st][1] / (pkts * e->runs),
+				 100.0 * lost[st][1] / (pkts * e->runs));
+		printf("%-30s %-22s %-22s %-22s %-22s %-22s %-22s %s\n", cap_def[st].name,
+		       cols[0][0], cols[0][1], cols[0][2], cols[1][0], cols[1][1], cols[1][2],
+		       ring);
+		for (vd = 0; e->json && vd < 2; vd++) {
+			json_begin(e, "kern_capture_ring", cap_def[st].name);
+			fprintf(e->json,
+				", \"state\": \"%s\", \"verdict\": \"%s\", \"packets\": %llu, "
+				"\"judged\": %llu, \"written\": %llu, \"lost\": %llu}",
+				cap_def[st].key, vd ? "passing" : "dropping",
+				(unsigned long long)(pkts * e->runs),
+				(unsigned long long)judged[st][vd],
+				(unsigned long long)sent[st][vd], (unsigned long long)lost[st][vd]);
+		}
+	}
+	if (e->json) {
+		json_begin(e, "kern_capture_check", "capture_on alone");
+		fprintf(e->json, ", ");
+		for (r = 0; r < e->runs; r++)
+			d[r] = chk[r] - base[r];
+		json_spread(e, "over_drop_ns", spread_of(d, e->runs));
+		fprintf(e->json, "}");
+	}
+	fflush(stdout);
+	ring_buffer__free(c.ring);
+	xdp_rl__destroy(c.rl);
+}
+
 /*
  * bench_prog line: what a cache line both CPUs write costs each of them
  * now (bare_atomic against bare_drop, on 2 CPUs at once against 1), for the
@@ -1526,6 +1829,55 @@ int cmd_kern(int argc, char **argv)
 	xdp_rl__destroy(e.lru);
 	xdp_rl__destroy(e.lru_pc);
 	bench_plain__destroy(e.plain);
+	bench_wrap__destroy(e.wrap);
+	bench_bare__destroy(e.bare);
+	return 0;
+}
+
+/*
+ * bench_prog capture [--runs N] [--json FILE]: what `xdp-rl capture` costs
+ * the datapath (capture_cost), alone: make bench's part 5.
+ */
+int cmd_capture(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const __u8 mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
+	struct kenv e = { .runs = 11, .json_first = 1 };
+	const char *json = NULL;
+	__u64 runs;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'r':
+			if (parse_u64(optarg, &runs) || runs < 1 || runs > MAX_RUNS)
+				die("capture: --runs must be 1..%d", MAX_RUNS);
+			e.runs = runs;
+			break;
+		case 'j': json = optarg; break;
+		default: return 2;
+		}
+	}
+	if (json) {
+		e.json = fopen(json, "w");
+		if (!e.json)
+			die("capture: cannot write '%s': %s", json, strerror(errno));
+		fprintf(e.json, "[\n");
+	}
+	frame_build(&e.f4, 0, mac_b, mac_a, "198.18.0.0", "198.18.0.2");
+	e.bare = bench_bare__open_and_load();
+	e.wrap = bench_wrap__open_and_load();
+	if (!e.bare || !e.wrap)
+		die("capture: cannot load the bench programs: %s (run as root)", strerror(errno));
+	capture_cost(&e);
+	if (e.json) {
+		fprintf(e.json, "\n]\n");
+		fclose(e.json);
+	}
 	bench_wrap__destroy(e.wrap);
 	bench_bare__destroy(e.bare);
 	return 0;

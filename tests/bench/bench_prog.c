@@ -12,6 +12,8 @@
  *                                    attach a bare XDP program (native mode) or detach
  *   bench_prog mem [--json FILE]     map memory per tracked source
  *   bench_prog line                  what a line both CPUs write costs now (one JSON line)
+ *   bench_prog capture [--runs N] [--json FILE]
+ *                                    what xdp-rl capture costs per packet (BPF_PROG_TEST_RUN)
  *
  * Benchmark only; needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN for setns).
  */
@@ -169,7 +171,7 @@ int main(int argc, char **argv)
 		int (*run)(int, char **);
 	} cmds[] = {
 		{ "kern", cmd_kern }, { "gen", cmd_gen },   { "xdp", cmd_xdp },
-		{ "mem", cmd_mem },   { "line", cmd_line },
+		{ "mem", cmd_mem },   { "line", cmd_line }, { "capture", cmd_capture },
 	};
 	size_t i;
 
@@ -181,6 +183,6 @@ int main(int argc, char **argv)
 			return cmds[i].run(argc - 1, argv + 1);
 usage:
 	fprintf(stderr,
-		"usage: bench_prog kern|gen|xdp|mem|line ... (see tests/bench/bench_prog.c)\n");
+		"usage: bench_prog kern|gen|xdp|mem|line|capture ... (see tests/bench/bench_prog.c)\n");
 	return 2;
 }

@@ -38,5 +38,6 @@ int cmd_gen(int argc, char **argv);
 int cmd_xdp(int argc, char **argv);
 int cmd_mem(int argc, char **argv);
 int cmd_line(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 
 #endif

@@ -84,23 +84,25 @@ static __u64 judged(const struct model *m, const struct model_win *w)
  * Charge @inc to layers 0 .. n-1 of @w (at most @room). Returns the layer
  * that refused, or -1; the layers before a refusing one give their charge
  * back. *opened counts the windows opened; *full is set if a full window
- * refused it on a read.
+ * refused it on a read. A layer the charge takes over its limit (from at
+ * most the limit to past it: one packet per window) counts in over_limit.
  */
-static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
+static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 			 const struct xdp_rl_layer *lay, __u32 n, __u64 inc, __u64 *opened,
 			 int *full)
 {
 	__u32 i, j, k = n < room ? n : room;
 
 	/*
-	 * A full window (count >= limit) refuses on a read, if every layer
-	 * before it is open and would admit the packet: nothing is charged,
-	 * and the drop is counted apart (bpf/layers.h, layers_exhausted).
+	 * A window over its limit (count > limit) refuses on a read, if every
+	 * layer before it is open and would admit the packet: nothing is
+	 * charged, and the drop is counted apart (bpf/layers.h,
+	 * layers_exhausted). One at its limit exactly is charged, and goes over.
 	 */
 	for (i = 0; i < k; i++) {
 		if (model_over(&w[i], m->now, lay[i].window_ns))
 			break;
-		if (judged(m, &w[i]) >= lay[i].limit) {
+		if (judged(m, &w[i]) > lay[i].limit) {
 			w[i].apart += inc;
 			*full = 1;
 			return i;
@@ -111,6 +113,8 @@ static int layers_charge(const struct model *m, struct model_win *w, __u32 room,
 	for (i = 0; i < k; i++) {
 		*opened += win_hit(m, &w[i], lay[i].window_ns, inc);
 		if (judged(m, &w[i]) > lay[i].limit) {
+			if (judged(m, &w[i]) - inc <= lay[i].limit)
+				m->st.c[XDP_RL_STAT_OVER_LIMIT]++;
 			for (j = 0; j < i; j++)
 				w[j].count -= inc;
 			return i;
@@ -489,15 +493,18 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 		if (!k && m->live.new_sources.limit) {
 			/*
 			 * The cap is a window of its own, charged one per new
-			 * source; once full, a new source is refused on a read,
-			 * nothing charged (bpf/hot.h).
+			 * source; once over, a new source is refused on a read,
+			 * nothing charged (bpf/hot.h). The one that takes it
+			 * over counts in over_limit.
 			 */
 			if (!model_over(&m->newsrc, m->now, m->live.new_sources.window_ns) &&
-			    m->newsrc.count >= m->live.new_sources.limit) {
+			    m->newsrc.count > m->live.new_sources.limit) {
 				o->newsrc = 1;
 			} else {
 				win_hit(m, &m->newsrc, m->live.new_sources.window_ns, 1);
 				o->newsrc = m->newsrc.count > m->live.new_sources.limit;
+				if (m->newsrc.count == m->live.new_sources.limit + 1)
+					m->st.c[XDP_RL_STAT_OVER_LIMIT]++;
 			}
 		}
 		if (!k && o->newsrc != 1) {

@@ -1166,6 +1166,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		XDP_RL_STAT_TABLE_ERRORS, XDP_RL_STAT_PASSED_BYTES,    XDP_RL_STAT_DROPPED_BYTES,
 		XDP_RL_STAT_INSERTS,	  XDP_RL_STAT_REFUSED_INSERTS, XDP_RL_STAT_AGGREGATED,
 		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,	       XDP_RL_STAT_UNSELECTED,
+		XDP_RL_STAT_OVER_LIMIT,
 	};
 	static const char *const stat_names[] = {
 #define STAT_NAME(id, name, help, metric) #name,

@@ -22,5 +22,7 @@ extern const struct cmd_spec cmd_exporter_spec;
 extern const struct cmd_spec cmd_gc_spec;
 extern const struct cmd_spec cmd_fleet_spec;
 extern const struct cmd_spec cmd_lists_spec;
+extern const struct cmd_spec cmd_capture_spec;
+extern const struct cmd_spec cmd_events_spec;
 
 #endif

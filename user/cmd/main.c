@@ -25,7 +25,7 @@ static const struct cmd_spec *const commands[] = {
 	&cmd_load_spec,	 &cmd_set_spec,	  &cmd_unload_spec, &cmd_status_spec,  &cmd_stats_spec,
 	&cmd_get_spec,	 &cmd_reset_spec, &cmd_charge_spec, &cmd_top_spec,     &cmd_rule_spec,
 	&cmd_lists_spec, &cmd_apply_spec, &cmd_config_spec, &cmd_metrics_spec, &cmd_exporter_spec,
-	&cmd_gc_spec,	 &cmd_fleet_spec, &help_spec,
+	&cmd_gc_spec,	 &cmd_fleet_spec, &cmd_events_spec, &cmd_capture_spec, &help_spec,
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "bpffs.h"
+#include "capture.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
@@ -34,7 +35,7 @@ struct link_state {
 static void link_state(const struct limiter *l, struct link_state *ls)
 {
 	struct bpf_link_info info;
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), on;
 
 	memset(&info, 0, sizeof(info));
 	memset(ls, 0, sizeof(*ls));
@@ -55,9 +56,13 @@ static void status_one(struct limiter *l, struct json *j)
 	__u64 n4, n6;
 	struct link_state ls;
 	struct xdp_rl_list_meta lm;
+	struct xdp_rl_capture cap;
 	char w[32], desc[256], sel[96];
+	int capturing;
 
 	link_state(l, &ls);
+	/* A capture running (xdp-rl capture): a lease that ran out, or a dead pid, is none. */
+	capturing = !capture_read(l, &cap) && capture_running(&cap);
 	if (lists_meta(l, &lm))
 		memset(&lm, 0, sizeof(lm));
 	/*
@@ -77,6 +82,7 @@ static void status_one(struct limiter *l, struct json *j)
 		json_str(j, "mode", word_name(mode_words, f->xdp_mode));
 		json_u64(j, "link_id", ls.link_id);
 		json_u64(j, "prog_id", ls.prog_id);
+		status_programs(l, j);
 		json_u64(j, "limit", live->layer[0].limit);
 		json_str(j, "unit", limiter_unit(l));
 		json_str(j, "window", w);
@@ -115,6 +121,15 @@ static void status_one(struct limiter *l, struct json *j)
 		} else {
 			json_null(j, "new_sources");
 		}
+		if (capturing) {
+			capture_describe(&cap, desc, sizeof(desc));
+			json_obj(j, "capture");
+			json_u64(j, "pid", cap.pid);
+			json_str(j, "takes", desc);
+			json_end(j);
+		} else {
+			json_null(j, "capture");
+		}
 		json_u64(j, "active_sources_v4", n4);
 		json_u64(j, "active_sources_v6", n6);
 		json_u64(j, "loaded_at", f->loaded_at_unix);
@@ -128,6 +143,7 @@ static void status_one(struct limiter *l, struct json *j)
 	else
 		printf("%s: attached, %s mode, link %u, prog %u\n", l->ifname,
 		       word_name(mode_words, f->xdp_mode), ls.link_id, ls.prog_id);
+	status_programs(l, NULL);
 	printf("  limit    %s\n", desc);
 	printf("  clock    %s\n", clock);
 	if (stale)
@@ -166,6 +182,10 @@ static void status_one(struct limiter *l, struct json *j)
 	if (live->flags & XDP_RL_F_FLEET)
 		printf("  fleet    windows shared through Redis (see 'xdp-rl stats %s')\n",
 		       l->ifname);
+	if (capturing) {
+		capture_describe(&cap, desc, sizeof(desc));
+		printf("  capture  running (pid %llu): %s\n", (unsigned long long)cap.pid, desc);
+	}
 }
 
 /* ---- status --all -------------------------------------------------------------- */
