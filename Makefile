@@ -81,9 +81,9 @@ USER_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-format-truncation -std=gnu11 -D
 # dependencies then say which libraries it takes.
 STATIC      ?= 1
 ifeq ($(STATIC),1)
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lcap -lssl -lcrypto -Wl,-Bdynamic
+STATIC_LIBS := -Wl,-Bstatic -lxdp -lbpf -lelf -lz -lcap -lssl -lcrypto -Wl,-Bdynamic
 else
-STATIC_LIBS := -lbpf -lcap -lssl -lcrypto
+STATIC_LIBS := -lxdp -lbpf -lcap -lssl -lcrypto
 endif
 # libmicrohttpd (the exporter's HTTP server) is linked dynamically: Debian's
 # is built with GnuTLS, whose static libraries Debian does not ship.
@@ -162,10 +162,24 @@ $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name xdp_rl > $@
 
+# Whether the kernel runs libxdp's dispatcher (user/lib/dispatch.c).
+PROBE_OBJ  := $(BUILD)/probe.bpf.o
+PROBE_SKEL := $(BUILD)/probe.skel.h
+
+$(PROBE_OBJ): bpf/probe.bpf.c | $(DEPS_OK)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(PROBE_SKEL): $(PROBE_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name probe > $@
+
 # Only what includes the skeleton waits for it (and is made again when the
 # program changes); the rest of user/ does not.
 SKEL_USERS := $(BUILD)/user/lib/skel.o $(BUILD)/user/loader.o
 $(SKEL_USERS): $(SKEL)
+$(BUILD)/user/lib/dispatch.o: $(PROBE_SKEL)
 
 $(BUILD)/user/%.o: user/%.c
 	$(call msg,CC,$@)
@@ -318,7 +332,7 @@ crash-test: $(BIN) $(FAULT_BIN)
 # machine's kernel. make test runs it.
 KERNELS ?= 6.1 6.12 running
 
-test-kernels: $(BIN) $(UNIT_BIN)
+test-kernels: $(BIN) $(FAULT_BIN) $(UNIT_BIN)
 	$(Q)KERNELS="$(KERNELS)" $(if $(MODEL_SECONDS),MODEL_SECONDS=$(MODEL_SECONDS)) \
 		tests/kernels/matrix.sh $(BUILD)
 

@@ -27,6 +27,13 @@ const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
 const volatile __u32 cfg_hot_mask = XDP_RL_HOT_ENTRIES_MIN - 1;
 /* What keeps the sources' windows: enum xdp_rl_table_kind (--table; table.h). */
 const volatile __u32 cfg_table = XDP_RL_TABLE_BUCKETS;
+/*
+ * Run by libxdp's dispatcher beside other XDP programs (--attach shared):
+ * the program counts packets only while the handover map holds cfg_gen,
+ * its generation (include/xdp_rl.h: struct xdp_rl_fixed's gen).
+ */
+const volatile __u32 cfg_shared = 0;
+const volatile __u64 cfg_gen = 0;
 /* Tests only: take the time from fake_now_ns instead of the kernel clock. */
 const volatile __u32 cfg_fake_clock = 0;
 __u64 fake_now_ns = 0;
@@ -269,6 +276,18 @@ struct {
 	__type(key, struct xdp_rl_charge_key);
 	__type(value, struct xdp_rl_charge);
 } charges SEC(".maps");
+
+/*
+ * Shared: the generation of the program that counts (cfg_gen). A
+ * replacement runs beside the old program in the dispatcher until one
+ * update of this word hands the packets over; the other passes them on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} handover SEC(".maps");
 
 /* LRU tables: the generation counter and the elements each table holds (enum xdp_rl_lru_word). */
 struct {

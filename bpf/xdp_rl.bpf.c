@@ -52,6 +52,12 @@ struct packet {
 	struct l4 l4; /* read only when a selector is set (XDP_RL_F_SELECT) */
 };
 
+/*
+ * What a program in libxdp's dispatcher returns to have the next one run
+ * whatever its chain-call actions (libxdp's prog_dispatcher.h).
+ */
+#define XDP_DISPATCHER_RETVAL 31
+
 /* No rule matched (limit_slow's rule). */
 #define NO_RULE (~0U)
 
@@ -877,6 +883,30 @@ int xdp_rl(struct xdp_md *ctx)
 	__be16 proto;
 	int v;
 
+	if (cfg_shared) {
+		const __u64 *gen = bpf_map_lookup_elem(&handover, &zero);
+
+		/*
+		 * Not this program's turn: the dispatcher goes on to the next
+		 * (maps.h). Nothing is counted or captured: the program whose
+		 * turn it is does both.
+		 */
+		if (!gen || READ_ONCE(*gen) != cfg_gen)
+			return XDP_DISPATCHER_RETVAL;
+	}
+	/*
+	 * A capture copies the frame first, when nothing but ctx is live: a
+	 * call made later would keep more across it, on a frame that has no
+	 * room for it (bpf/capture.h).
+	 */
+	if (capture_on())
+		capture_copy(ctx);
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	c.pos = data;
+	c.end = data_end;
+	len = data_end - data;
+	inc = cfg_bytes ? len : 1;
 	cfg = bpf_map_lookup_elem(&config, &zero);
 	st = bpf_map_lookup_elem(&stats, &zero);
 	if (!cfg || !st)

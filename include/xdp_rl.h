@@ -62,7 +62,10 @@ enum xdp_rl_map_kind {
 	X(HOT_KEY, hot_key, XDP_RL_KEEP_TABLE)			\
 	X(CHARGES, charges, XDP_RL_KEEP_TABLE)			\
 	X(LISTS, lists, XDP_RL_KEEP)				\
-	X(LIST_META, list_meta, XDP_RL_KEEP)
+	X(LIST_META, list_meta, XDP_RL_KEEP)			\
+	X(HANDOVER, handover, XDP_RL_KEEP)			\
+	X(EVENTS, events, XDP_RL_KEEP)				\
+	X(EV_LEASE, ev_lease, XDP_RL_KEEP)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -757,8 +760,30 @@ struct xdp_rl_fixed {
 	__u32 max_layers; /* layers each source's state has room for */
 	char ifname[16];
 	__u32 table; /* enum xdp_rl_table_kind: --table */
-	__u32 pad;
+	/* enum xdp_rl_attach: --attach, then what the load did (alone or shared). */
+	__u32 attach;
+	/* Shared: the run priority in the dispatcher (--priority). */
+	__u32 priority;
+	/* Shared: after XDP_PASS the next program runs (--pass-to next), else the stack. */
+	__u32 pass_next;
+	/*
+	 * Shared: this program's generation (its cfg_gen). It counts packets
+	 * while the handover map holds it (bpf/maps.h), so that a replacement
+	 * hands over in one map update.
+	 */
+	__u64 gen;
 };
+
+/* How the program runs on its interface (--attach; user/lib/dispatch.h). */
+enum xdp_rl_attach {
+	XDP_RL_ATTACH_AUTO,   /* shared where the kernel runs libxdp's dispatcher, else alone */
+	XDP_RL_ATTACH_SHARED, /* through libxdp's dispatcher, beside other XDP programs */
+	XDP_RL_ATTACH_ALONE,  /* attached alone, through a bpf_link */
+};
+
+/* libxdp's default run priority (its XDP_DEFAULT_RUN_PRIO), and the range --priority takes. */
+#define XDP_RL_PRIORITY_DEFAULT 50
+#define XDP_RL_PRIORITY_MAX	1000
 
 /*
  * The one element of the config map. `set` publishes new settings without a

@@ -12,10 +12,11 @@ set -euo pipefail
 
 # What `make` needs to build build/xdp-rl and the unit tests (python3: the
 # BPF object's stack check, scripts/check-stack.py; libssl-dev: the fleet
-# agent's TLS to Redis).
+# agent's TLS to Redis; libxdp-dev: --attach shared, through libxdp's
+# dispatcher, whose BPF object comes with libxdp1, its dependency).
 BUILD_PKGS=(
 	make clang llvm gcc libc6-dev pkg-config python3
-	libbpf-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
+	libbpf-dev libxdp-dev libelf-dev zlib1g-dev libcap-dev linux-libc-dev
 	libmicrohttpd-dev libssl-dev bpftool
 )
 # The tests, the demo and the bench; make fuzz (in make test) needs clang's
@@ -24,12 +25,16 @@ BUILD_PKGS=(
 # host with systemd, installing redis-server also starts Debian's service
 # on 127.0.0.1:6379, which the tests do not use. The TLS tests make their
 # certificates with openssl (Debian's redis-server is built with TLS).
+# tcpdump and tshark read what `xdp-rl capture` writes (tests/e2e/test_capture.py);
+# xdp-tools' xdp-filter and xdp-loader share an interface with xdp-rl
+# (tests/e2e/test_coexist.py).
 RUN_PKGS=(
 	iproute2 libcap2-bin util-linux procps
 	python3 python3-pytest
 	nftables iptables ethtool curl
 	libclang-rt-dev
 	redis-server redis-tools nutcracker openssl
+	tcpdump tshark xdp-tools
 )
 # make test-kernels (tests/kernels): Debian's kernels booted under qemu, with
 # an initramfs of busybox (the static one: the initramfs has no libc) and

@@ -45,6 +45,7 @@ build)
 	fi
 	need_header linux/bpf.h "the kernel's UAPI headers"
 	need_header bpf/libbpf.h "libbpf 1.0 or later" bpf
+	need_header xdp/libxdp.h "libxdp, for --attach shared" xdp
 	need_header libelf.h "libelf, which libbpf needs" elf
 	need_header zlib.h "zlib, which libbpf needs" z
 	need_header sys/capability.h "libcap" cap

@@ -578,15 +578,26 @@ static int run(struct config *c, FILE *out, int undo)
 	}
 	if (report_open(&rep, c->ifname))
 		goto out;
+	/* attach auto: whatever the running limiter settled on (no change to report). */
+	if (c->s.fixed.attach == XDP_RL_ATTACH_AUTO)
+		c->s.fixed.attach = cur.s.fixed.attach;
 	if (cur.s.fixed.xdp_mode != c->s.fixed.xdp_mode) {
 		log_err("cannot apply to '%s': it runs in %s mode, the file says %s, and changing "
 			"mode needs a detach (run 'xdp-rl unload %s', then apply again)",
 			c->ifname, word_name(mode_words, cur.s.fixed.xdp_mode),
 			word_name(mode_words, c->s.fixed.xdp_mode), c->ifname);
+	} else if (c->s.fixed.attach != XDP_RL_ATTACH_AUTO &&
+		   c->s.fixed.attach != cur.s.fixed.attach) {
+		log_err("cannot apply to '%s': it runs %s, the file says attach %s, and changing "
+			"that needs a detach (run 'xdp-rl unload %s', then apply again)",
+			c->ifname, word_name(attach_words, cur.s.fixed.attach),
+			word_name(attach_words, c->s.fixed.attach), c->ifname);
 	} else if (!c->from_file || (r = lists_step(&l, c, pl, &rep, &held, &was)) == EXIT_DONE) {
 		changed = lists_changed; /* replace() runs the rule diff again: run() anew */
-		r = !config_same_tables(&cur, c) ? replace(&cur, c, &rep) :
-						   change(&l, &cur, c, &rep, undo);
+		/* A new run priority or pass-to takes a new program in the dispatcher: a replacement. */
+		r = !config_same_tables(&cur, c) || !config_same_attach(&cur, c) ?
+			    replace(&cur, c, &rep) :
+			    change(&l, &cur, c, &rep, undo);
 		/* The rest failed: the lists go back as they were, with it. */
 		if (r != EXIT_DONE && changed && !preview && undo)
 			lists_restore(&l, held, &was);

@@ -582,6 +582,14 @@ int config_diff_settings(const struct config *old, const struct config *new, con
 	return n;
 }
 
+int config_same_attach(const struct config *a, const struct config *b)
+{
+	const struct xdp_rl_fixed *x = &a->s.fixed, *y = &b->s.fixed;
+
+	return x->attach != XDP_RL_ATTACH_SHARED ||
+	       (x->priority == y->priority && x->pass_next == y->pass_next);
+}
+
 int config_same_tables(const struct config *a, const struct config *b)
 {
 	const struct xdp_rl_fixed *x = &a->s.fixed, *y = &b->s.fixed;

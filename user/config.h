@@ -81,6 +81,8 @@ char *config_text(const struct config *c, size_t *len);
 typedef void (*config_diff_fn)(const char *what, void *ctx);
 int config_diff_settings(const struct config *old, const struct config *new, config_diff_fn fn,
 			 void *ctx);
+/* Whether @b runs in libxdp's dispatcher as @a does (its priority, where it passes to). */
+int config_same_attach(const struct config *a, const struct config *b);
 /* Whether @a and @b have the same source tables (the fixed settings, but the mode). */
 int config_same_tables(const struct config *a, const struct config *b);
 

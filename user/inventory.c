@@ -242,8 +242,14 @@ void pinned_link(struct pinned *p)
 
 	p->attached = 0;
 	p->link_ifindex = p->link_id = p->prog_id = 0;
-	if (fd < 0)
+	if (fd < 0) {
+		/* Shared through libxdp's dispatcher: no link of its own. */
+		if (!limiter_attach_state(p->dir, &p->prog_id, &p->link_ifindex))
+			p->attached = p->link_ifindex != 0;
+		else
+			p->attached = 1; /* another namespace's: judged by it (but see below) */
 		return;
+	}
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
 		p->link_id = info.id;
@@ -308,6 +314,10 @@ int pinned_foreach(pinned_fn fn, void *ctx)
 			p->ifindex = strtoul(b->d_name, NULL, 10);
 			pinned_read(p);
 			ns_judge(&live, p);
+			/* Shared, in a deleted namespace: its interface, and the dispatcher, went with it. */
+			if (p->ns == NS_GONE && p->has_config &&
+			    p->cfg.fixed.attach == XDP_RL_ATTACH_SHARED)
+				p->attached = 0;
 			ret = fn(p, ctx) ? 1 : 0;
 		}
 		closedir(n);

@@ -40,6 +40,22 @@
  *                  rule removes it.
  *   rule counts    are recounted from the tries and published if they
  *                  differ (a kill between a count and the trie; rules.c).
+ * A limiter shared with other XDP programs (--attach shared: libxdp's
+ * dispatcher runs it, user/lib/dispatch.h) has no link: its program is one
+ * of the dispatcher's, and it counts packets while the handover map holds
+ * its generation (config's fixed.gen), so the commits are:
+ *   load      attaches the program to the dispatcher (it passes packets on
+ *             untouched), pins it in <ifindex>-new, writes its generation
+ *             to the handover map [commit], renames the folder.
+ *   replace   the same, beside the old program: the handover word moves
+ *             from the old generation to the new [commit]; after the
+ *             exchange the old program leaves the dispatcher.
+ *   unload    renames the folder [commit], takes the program off the
+ *             dispatcher, removes the pins.
+ * A staged program is committed if it is in the dispatcher and the word
+ * holds its generation. A program of xdp-rl's in the dispatcher that no
+ * folder pins (a load killed between its attach and its pin) passes packets
+ * on untouched, and recovery takes it off.
  * A folder whose link is defunct (its interface is gone) is removed. So
  * after any kill, the next command sees the old limiter or the new one,
  * never a mix, and says what it finished or undid.
@@ -60,6 +76,7 @@
 #include <linux/if_link.h>
 
 #include "bpffs.h"
+#include "dispatch.h"
 #include "fault.h"
 #include "limiter.h"
 #include "log.h"
@@ -119,8 +136,7 @@ int pin_open(const char *dir, const char *name)
 	return bpf_obj_get(path);
 }
 
-/* The id of the BPF object (map, program or link) @fd refers to; 0 if none. */
-static __u32 obj_id(int fd)
+__u32 obj_id(int fd)
 {
 	union {
 		struct bpf_map_info map;
@@ -160,6 +176,95 @@ static __u32 pinned_id(const char *dir, const char *name)
 	if (fd >= 0)
 		close(fd);
 	return id;
+}
+
+/* The config pinned in @dir, if it can be read. */
+static int dir_config(const char *dir, struct xdp_rl_config *cfg)
+{
+	int fd = pin_open(dir, pin_names[PIN_CONFIG]), r;
+	__u32 zero = 0;
+
+	if (fd < 0)
+		return -1;
+	r = bpf_map_lookup_elem(fd, &zero, cfg);
+	close(fd);
+	return r;
+}
+
+/* Whether the limiter in @dir runs through libxdp's dispatcher (its config says so). */
+static int dir_shared(const char *dir, struct xdp_rl_config *cfg)
+{
+	return !dir_config(dir, cfg) && cfg->fixed.attach == XDP_RL_ATTACH_SHARED;
+}
+
+/* The generation the handover map pinned in @dir holds (0 if none). */
+static __u64 dir_handover(const char *dir)
+{
+	int fd = pin_open(dir, pin_names[PIN_HANDOVER]);
+	__u64 gen = 0;
+	__u32 zero = 0;
+
+	if (fd >= 0) {
+		if (bpf_map_lookup_elem(fd, &zero, &gen))
+			gen = 0;
+		close(fd);
+	}
+	return gen;
+}
+
+/*
+ * Shared: take off the dispatcher on @ifindex every program of xdp-rl's
+ * (named xdp_rl) but @keep and @keep2: what a killed load left there. They
+ * pass packets on untouched (not their generation), so this only saves
+ * their cost. This namespace's interfaces only.
+ */
+void limiter_orphans_remove(unsigned int ifindex, __u32 keep, __u32 keep2)
+{
+	struct dispatch_prog p[16];
+	int n, i, shared;
+
+	n = dispatch_list(ifindex, p, 16, &shared);
+	for (i = 0; shared && i < n && i < 16; i++) {
+		if (strcmp(p[i].name, "xdp_rl") || p[i].id == keep || p[i].id == keep2)
+			continue;
+		log_warn("took off the dispatcher on ifindex %u a program of xdp-rl's (id %u) "
+			 "that a killed command left there",
+			 ifindex, p[i].id);
+		dispatch_detach(ifindex, p[i].id);
+	}
+}
+
+/*
+ * What runs the limiter in @dir: the id of its program, if it is attached
+ * (through its link, or in the dispatcher holding the handover word), and
+ * the interface (0 if detached). Shared limiters are judged in this
+ * namespace only (an ifindex is a namespace's own): -1 elsewhere.
+ */
+static int attach_state(const char *dir, const char *link_dir, __u32 *prog_id, __u32 *ifindex)
+{
+	struct xdp_rl_config cfg;
+	int fd, r;
+
+	*prog_id = *ifindex = 0;
+	if (dir_shared(dir, &cfg)) {
+		if (cfg.fixed.netns_cookie && cfg.fixed.netns_cookie != netns_cookie())
+			return -1;
+		*prog_id = pinned_id(dir, pin_names[PIN_PROG]);
+		if (*prog_id && dispatch_has(cfg.fixed.ifindex, *prog_id) &&
+		    dir_handover(dir) == cfg.fixed.gen)
+			*ifindex = cfg.fixed.ifindex;
+		return 0;
+	}
+	fd = pin_open(link_dir, XDP_RL_PIN_LINK);
+	r = link_state(fd, prog_id, ifindex);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+int limiter_attach_state(const char *dir, __u32 *prog_id, __u32 *ifindex)
+{
+	return attach_state(dir, dir, prog_id, ifindex);
 }
 
 int limiter_pinned(const struct limiter *l)
@@ -356,6 +461,9 @@ int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter 
 		return -1;
 	}
 	for (i = 0; i < PIN_MAX; i++) {
+		/* A limiter shared through libxdp's dispatcher has no link of its own. */
+		if (i == PIN_LINK && l->cfg.fixed.attach == XDP_RL_ATTACH_SHARED)
+			continue;
 		if (i != PIN_CONFIG)
 			l->fd[i] = pin_open(l->dir, pin_names[i]);
 		if (l->fd[i] < 0)
@@ -435,9 +543,21 @@ int pins_remove(const char *dir)
  */
 static int link_defunct(const char *dir, int need_link)
 {
+	struct xdp_rl_config cfg;
 	__u32 prog, on;
 	int fd, defunct;
 
+	if (dir_shared(dir, &cfg)) {
+		/*
+		 * Shared: defunct if its interface no longer runs its program
+		 * (gone, or taken off by another tool). Judged in this
+		 * namespace only: an ifindex is a namespace's own.
+		 */
+		if (cfg.fixed.netns_cookie && cfg.fixed.netns_cookie != netns_cookie())
+			return 0;
+		prog = pinned_id(dir, pin_names[PIN_PROG]);
+		return !prog || !dispatch_has(cfg.fixed.ifindex, prog);
+	}
 	fd = pin_open(dir, XDP_RL_PIN_LINK);
 	if (fd < 0)
 		return errno == ENOENT && !need_link;
@@ -446,11 +566,18 @@ static int link_defunct(const char *dir, int need_link)
 	return defunct;
 }
 
-/* Detach the link pinned in @dir, if any and attached. */
+/* Detach the link pinned in @dir, if any and attached; or take its program off the dispatcher. */
 static void detach_pinned(const char *dir)
 {
-	int fd = pin_open(dir, XDP_RL_PIN_LINK);
+	struct xdp_rl_config cfg;
+	int fd;
 
+	if (dir_shared(dir, &cfg)) {
+		if (!cfg.fixed.netns_cookie || cfg.fixed.netns_cookie == netns_cookie())
+			dispatch_detach(cfg.fixed.ifindex, pinned_id(dir, pin_names[PIN_PROG]));
+		return;
+	}
+	fd = pin_open(dir, XDP_RL_PIN_LINK);
 	if (fd >= 0) {
 		bpf_link_detach(fd);
 		close(fd);
@@ -483,8 +610,9 @@ static void recover_one(const char *ns, const char *name)
 {
 	char dir[PATH_MAX], main[PATH_MAX], base[32];
 	size_t n = strlen(name);
+	struct xdp_rl_config cfg;
 	__u32 prog, on, staged;
-	int link, has_main;
+	int has_main, shared;
 
 	snprintf(dir, sizeof(dir), "%s/%s", ns, name);
 	if (n > 4 && !strcmp(name + n - 4, GONE_SUFFIX)) {
@@ -498,9 +626,10 @@ static void recover_one(const char *ns, const char *name)
 	snprintf(base, sizeof(base), "%.*s", (int)(n - 4), name);
 	snprintf(main, sizeof(main), "%s/%s", ns, base);
 	has_main = exists(main);
-	link = pin_open(has_main ? main : dir, XDP_RL_PIN_LINK);
+	shared = dir_shared(dir, &cfg);
 	staged = pinned_id(dir, XDP_RL_PIN_PROG);
-	if (!link_state(link, &prog, &on) && on && staged && prog == staged) {
+	if (!attach_state(dir, has_main ? main : dir, &prog, &on) && on && staged &&
+	    prog == staged) {
 		/* Committed: the link runs the staged program. */
 		if (has_main ? renameat2(AT_FDCWD, dir, AT_FDCWD, main, RENAME_EXCHANGE) :
 			       rename(dir, main)) {
@@ -513,10 +642,14 @@ static void recover_one(const char *ns, const char *name)
 	} else {
 		log_warn("undid a load of %s that was interrupted before it took effect",
 			 change_where(dir));
+		/* A staged program in the dispatcher (not counting) leaves it. */
+		if (shared)
+			detach_pinned(dir);
 		pins_remove(dir);
 	}
-	if (link >= 0)
-		close(link);
+	/* And one killed before its pin, which no folder names. */
+	if (shared)
+		limiter_orphans_remove(cfg.fixed.ifindex, pinned_id(main, pin_names[PIN_PROG]), 0);
 }
 
 /*
@@ -528,6 +661,7 @@ static void recover_one(const char *ns, const char *name)
  */
 static void sweep_ns(const char *ns, int recover, int gc)
 {
+	struct xdp_rl_config cfg;
 	char dir[PATH_MAX * 2];
 	struct dirent *b;
 	DIR *n;
@@ -546,6 +680,9 @@ static void sweep_ns(const char *ns, int recover, int gc)
 		if (gc && link_defunct(dir, !recover)) {
 			log_dbg("removing %s: its interface is gone", dir);
 			pins_remove(dir);
+		} else if (recover && dir_shared(dir, &cfg)) {
+			limiter_orphans_remove(cfg.fixed.ifindex,
+					       pinned_id(dir, pin_names[PIN_PROG]), 0);
 		}
 	}
 	closedir(n);
@@ -696,8 +833,29 @@ int stage_swap(struct stage *st, int link_fd, int prog_fd)
 	return 0;
 }
 
+int stage_handover(struct stage *st, int prog_fd, int handover_fd, __u64 gen)
+{
+	char path[PATH_MAX];
+	__u32 zero = 0;
+
+	/* Killed before the pin, the program is an orphan in the dispatcher (orphans_remove). */
+	fault_point("stage: in the dispatcher");
+	pin_path(path, sizeof(path), st->dir, pin_names[PIN_PROG]);
+	if (bpf_obj_pin(prog_fd, path)) {
+		log_err("cannot pin %s: %m", path);
+		return -1;
+	}
+	state_own(path);
+	fault_point("stage: program pinned");
+	if (bpf_map_update_elem(handover_fd, &zero, &gen, BPF_ANY))
+		return -1;
+	fault_point("stage: handed over (committed)");
+	return 0;
+}
+
 int stage_finish(struct stage *st)
 {
+	struct xdp_rl_config cfg;
 	int has_main = exists(st->main);
 
 	if (has_main ? renameat2(AT_FDCWD, st->dir, AT_FDCWD, st->main, RENAME_EXCHANGE) :
@@ -708,6 +866,9 @@ int stage_finish(struct stage *st)
 	}
 	fault_point("stage: folders switched");
 	st->made = 0;
+	/* Shared: the old program, which no longer counts, leaves the dispatcher. */
+	if (has_main && dir_shared(st->dir, &cfg))
+		detach_pinned(st->dir);
 	if (has_main && pins_remove(st->dir))
 		log_warn("cannot remove the replaced limiter's pins in %s: %m (the next xdp-rl "
 			 "command removes them)",
@@ -732,8 +893,14 @@ int limiter_remove(struct limiter *l)
 		return -1;
 	}
 	fault_point("unload: folder renamed (committed)");
-	if (bpf_link_detach(l->fd[PIN_LINK]) && errno != ENOLINK && errno != EINVAL)
+	if (l->cfg.fixed.attach == XDP_RL_ATTACH_SHARED) {
+		if (dispatch_detach(l->ifindex, obj_id(l->fd[PIN_PROG])))
+			log_warn("cannot take xdp-rl off the dispatcher of '%s': %m (it passes "
+				 "packets on untouched; 'xdp-loader unload' removes it)",
+				 l->ifname);
+	} else if (bpf_link_detach(l->fd[PIN_LINK]) && errno != ENOLINK && errno != EINVAL) {
 		log_warn("cannot detach from '%s': %m (its link goes with its pins)", l->ifname);
+	}
 	fault_point("unload: detached");
 	if (pins_remove(gone)) {
 		log_err("detached from '%s', but cannot remove %s: %m (the next xdp-rl command "

@@ -70,6 +70,13 @@ int limiter_open_index(unsigned int ifindex, const char *ifname, struct limiter 
 void limiter_close(struct limiter *l);
 /* Whether the limiter pinned for @ifindex is this namespace's (see netns_cookie). */
 int limiter_here(unsigned int ifindex);
+/*
+ * What runs the limiter pinned in @dir: its program's id and its interface
+ * (0: detached), through its link, or (shared) in libxdp's dispatcher of
+ * this namespace's interface while it holds the handover. -1 if unknown (a
+ * shared limiter of another namespace).
+ */
+int limiter_attach_state(const char *dir, __u32 *prog_id, __u32 *ifindex);
 /* Whether the maps @l holds are still the ones pinned (not unloaded or replaced). */
 int limiter_pinned(const struct limiter *l);
 int limiter_read_config(struct limiter *l);
@@ -130,10 +137,24 @@ int stage_pin(struct stage *st, const int *fd);
 int stage_attach(struct stage *st, int prog_fd, unsigned int ifindex, __u32 mode, int *err);
 /* A replacement: run @prog_fd under @link_fd: the commit. */
 int stage_swap(struct stage *st, int link_fd, int prog_fd);
+/*
+ * Shared (through libxdp's dispatcher): pin @prog_fd, attached there and
+ * passing packets on, in the stage, then write @gen, its generation, to
+ * the handover map @handover_fd: the commit.
+ */
+int stage_handover(struct stage *st, int prog_fd, int handover_fd, __u64 gen);
 /* After the commit: the staged folder becomes the limiter's, the old one goes. */
 int stage_finish(struct stage *st);
 /* Before the commit, on failure: remove what this command staged. */
 void stage_abort(struct stage *st);
+
+/*
+ * Take off the dispatcher on @ifindex (this namespace's) every program of
+ * xdp-rl's but @keep and @keep2: what a killed load left there.
+ */
+/* The id of the BPF object @fd refers to (map, program or link); 0 if none. */
+__u32 obj_id(int fd);
+void limiter_orphans_remove(unsigned int ifindex, __u32 keep, __u32 keep2);
 
 /* Unload: the limiter's folder is renamed away (the commit), its link detached, its pins removed. */
 int limiter_remove(struct limiter *l);

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpffs.h"
+#include "dispatch.h"
 #include "inventory.h"
 #include "limiter.h"
 #include "lists.h"
@@ -52,6 +53,122 @@ static void attach_error(const char *ifname, unsigned int ifindex, int prog_fd, 
 	else if (e == EBUSY || e == EEXIST)
 		hint = " (another XDP program is attached: see 'ip link show' and detach it first)";
 	log_err("cannot attach to '%s': %s%s%s", ifname, strerror(e), said, hint);
+}
+
+/*
+ * --attach settled: a replacement attaches as the limiter it replaces
+ * (changing that needs a detach); auto is shared where the kernel runs
+ * libxdp's dispatcher, else alone (res->alone_why says why).
+ */
+static int attach_settle(struct settings *s, const struct limiter *old, const char *ifname,
+			 struct load_result *res)
+{
+	static const char *const how[] = { "", "shared (through libxdp's dispatcher)", "alone" };
+	__u32 was;
+	char why[200];
+	int e;
+
+	if (old) {
+		was = old->cfg.fixed.attach == XDP_RL_ATTACH_SHARED ? XDP_RL_ATTACH_SHARED :
+								      XDP_RL_ATTACH_ALONE;
+		if (s->fixed.attach == XDP_RL_ATTACH_AUTO)
+			s->fixed.attach = was;
+		if (s->fixed.attach != was) {
+			log_err("cannot replace the limiter on '%s': it runs %s, and changing that "
+				"needs a detach (run 'xdp-rl unload %s' first)",
+				ifname, how[was], ifname);
+			return -1;
+		}
+		return 0;
+	}
+	if (s->fixed.attach == XDP_RL_ATTACH_ALONE)
+		return 0;
+	e = dispatch_probe(why, sizeof(why));
+	if (!e) {
+		s->fixed.attach = XDP_RL_ATTACH_SHARED;
+		return 0;
+	}
+	if (s->fixed.attach == XDP_RL_ATTACH_SHARED) {
+		log_err("cannot load on '%s' with --attach shared: libxdp's dispatcher cannot run "
+			"on this kernel: %s (load with --attach alone)",
+			ifname, why);
+		return -1;
+	}
+	s->fixed.attach = XDP_RL_ATTACH_ALONE;
+	snprintf(res->alone_why, sizeof(res->alone_why), "%s", why);
+	return 0;
+}
+
+/* A shared program's generation: new, never 0, never the old one's. */
+static __u64 new_gen(const struct limiter *old)
+{
+	__u64 gen;
+
+	do {
+		if (getrandom(&gen, sizeof(gen), 0) != sizeof(gen))
+			gen = (__u64)time(NULL) << 20 ^ (__u64)getpid();
+	} while (!gen || (old && gen == old->cfg.fixed.gen));
+	return gen;
+}
+
+/*
+ * Shared: the program, loaded by libxdp as an extension of the dispatcher
+ * on the interface, from a second copy of the object that takes every map
+ * of @cur and the settings fixed at load of @skel, with its generation.
+ * It passes packets on untouched until stage_handover hands them to it
+ * (the commit). Before that, a failure takes it off again.
+ */
+static int attach_shared(struct stage *st, const struct xdp_rl *skel, const struct limiter *cur,
+			 const struct settings *s, const struct limiter *old, const char *ifname)
+{
+	struct dispatch_attach a = {
+		.prog = "xdp_rl",
+		.ifindex = s->fixed.ifindex,
+		.xdp_mode = s->fixed.xdp_mode,
+		.priority = s->fixed.priority,
+		.pass_next = (int)s->fixed.pass_next,
+	};
+	struct xdp_rl *ext = xdp_rl__open();
+	struct bpf_program *p;
+	char why[300];
+	int id, fd, e, ret = -1;
+
+	if (!ext) {
+		log_err("cannot open the embedded XDP program: %m");
+		return -1;
+	}
+	memcpy((void *)ext->rodata, skel->rodata, sizeof(*ext->rodata));
+	ext->rodata->cfg_shared = 1;
+	ext->rodata->cfg_gen = s->fixed.gen;
+	bpf_object__for_each_program(p, ext->obj)
+		bpf_program__set_autoload(p, p == ext->progs.xdp_rl);
+	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++) {
+		if (bpf_map__reuse_fd(skel_map(ext, id - PIN_FIRST_MAP), cur->fd[id])) {
+			log_err("cannot prepare the maps: %m");
+			goto out;
+		}
+	}
+	/* What a load killed before its pin left in the dispatcher goes first. */
+	limiter_orphans_remove(s->fixed.ifindex, old ? obj_id(old->fd[PIN_PROG]) : 0, 0);
+	a.obj = ext->obj;
+	fd = dispatch_attach(&a, why, sizeof(why));
+	if (fd < 0) {
+		e = errno;
+		log_err("cannot attach to '%s' through libxdp's dispatcher: %s%s%s%s%s", ifname,
+			strerror(e), *why ? ": libxdp says \"" : "", why, *why ? "\"" : "",
+			e == EBUSY || e == EEXIST || strstr(why, "not using a dispatcher") ?
+				" (another XDP program is attached alone, not through libxdp: see "
+				"'xdp-loader status', and detach it or load it with xdp-loader)" :
+				"");
+		goto out;
+	}
+	ret = stage_handover(st, fd, cur->fd[PIN_HANDOVER], s->fixed.gen);
+	if (ret)
+		dispatch_detach(s->fixed.ifindex, obj_id(fd));
+out:
+	/* The program stays: the dispatcher's link holds it, and its pin. */
+	xdp_rl__destroy(ext);
+	return ret;
 }
 
 /* Whether the old limiter's windows mean the same under the new settings. */
@@ -191,7 +308,7 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	struct limiter old, cur;
 	struct xdp_rl *skel = NULL;
 	struct stage st = {};
-	int replacing = 0, ret = EXIT_FAIL, id, e;
+	int replacing = 0, shared = 0, ret = EXIT_FAIL, id, e;
 	struct stat sb;
 	__u32 zero = 0;
 
@@ -226,6 +343,10 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 		if (!s->new_rules && keep_rules_room(&old, s, ifname))
 			goto out;
 	}
+	if (attach_settle(s, replacing ? &old : NULL, ifname, res))
+		goto out;
+	if (s->fixed.attach == XDP_RL_ATTACH_SHARED)
+		s->fixed.gen = new_gen(replacing ? &old : NULL);
 
 	/* Tables kept by a replacement keep their hash key. */
 	s->fixed.seed = replacing && same_tables(&old.cfg.fixed, &s->fixed) ? old.cfg.fixed.seed :
@@ -235,6 +356,9 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 		log_err("cannot open the embedded XDP program: %m");
 		goto out;
 	}
+	/* Shared, the program libxdp loads is another copy's (attach_shared). */
+	if (s->fixed.attach == XDP_RL_ATTACH_SHARED)
+		bpf_program__set_autoload(skel->progs.xdp_rl, false);
 	if (skel_prepare(skel, &s->fixed) ||
 	    (replacing && reuse_maps(skel, &old, &s->fixed, s->new_rules))) {
 		log_err("cannot prepare the maps: %m");
@@ -255,9 +379,10 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	}
 	for (id = PIN_FIRST_MAP; id < PIN_MAX; id++)
 		cur.fd[id] = bpf_map__fd(skel_map(skel, id - PIN_FIRST_MAP));
-	cur.fd[PIN_PROG] = bpf_program__fd(skel->progs.xdp_rl);
+	shared = s->fixed.attach == XDP_RL_ATTACH_SHARED;
+	cur.fd[PIN_PROG] = shared ? -1 : bpf_program__fd(skel->progs.xdp_rl);
 	cur.fd[PIN_ADMIN] = bpf_program__fd(skel->progs.admin);
-	cur.fd[PIN_LINK] = replacing ? old.fd[PIN_LINK] : -1;
+	cur.fd[PIN_LINK] = replacing && !shared ? old.fd[PIN_LINK] : -1;
 
 	/* A new config: zeros. */
 	if (bpf_map_lookup_elem(cur.fd[PIN_CONFIG], &zero, &cur.cfg)) {
@@ -312,7 +437,10 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 			      ((limiter_live(&old)->flags ^ s->live.flags) & XDP_RL_F_ALIGNED);
 	if (stage_begin(&st, s->fixed.ifindex) || stage_pin(&st, cur.fd))
 		goto out;
-	if (replacing) {
+	if (shared) {
+		if (attach_shared(&st, skel, &cur, s, replacing ? &old : NULL, ifname))
+			goto out;
+	} else if (replacing) {
 		/* Swap the program under the existing link: no gap. */
 		if (stage_swap(&st, old.fd[PIN_LINK], cur.fd[PIN_PROG])) {
 			log_err("cannot replace the program on '%s': %m", ifname);
@@ -342,8 +470,9 @@ void load_report(FILE *f, const char *ifname, const struct settings *s,
 	char desc[256];
 
 	live_describe(&s->live, s->fixed.bytes, desc, sizeof(desc));
-	fprintf(f, "xdp-rl: %s %s (%s mode): %s", res->replaced ? "replaced on" : "loaded on",
-		ifname, word_name(mode_words, s->fixed.xdp_mode), desc);
+	fprintf(f, "xdp-rl: %s %s (%s mode%s): %s", res->replaced ? "replaced on" : "loaded on",
+		ifname, word_name(mode_words, s->fixed.xdp_mode),
+		s->fixed.attach == XDP_RL_ATTACH_SHARED ? ", shared" : "", desc);
 	if (n)
 		fprintf(f, ", %u rule%s", n, n == 1 ? "" : "s");
 	if (res->tables_changed)
@@ -353,4 +482,15 @@ void load_report(FILE *f, const char *ifname, const struct settings *s,
 		fprintf(f, "; every window restarted (--per-key and --aligned keep time on "
 			   "different clocks)");
 	fputc('\n', f);
+	if (s->fixed.attach == XDP_RL_ATTACH_SHARED)
+		fprintf(f,
+			"xdp-rl: runs in libxdp's dispatcher at priority %u; a packet it passes "
+			"goes to %s\n",
+			s->fixed.priority,
+			s->fixed.pass_next ? "the next program" : "the stack, skipping the rest");
+	else if (*res->alone_why)
+		fprintf(f,
+			"xdp-rl: attached alone: libxdp's dispatcher cannot run on this kernel (%s), "
+			"so no other XDP program can share %s\n",
+			res->alone_why, ifname);
 }

@@ -13,10 +13,11 @@
 
 /* What a load did. */
 struct load_result {
-	int replaced;	    /* replaced a running limiter (s->force), else loaded anew */
-	int tables_changed; /* the replacement has new source tables: every window restarted */
-	int clocks_changed; /* it switched --per-key and --aligned: every window restarted */
-	int unfinished;	    /* committed, but the next command finishes moving its folder */
+	int replaced;	     /* replaced a running limiter (s->force), else loaded anew */
+	int tables_changed;  /* the replacement has new source tables: every window restarted */
+	int clocks_changed;  /* it switched --per-key and --aligned: every window restarted */
+	int unfinished;	     /* committed, but the next command finishes moving its folder */
+	char alone_why[200]; /* --attach auto attached alone: why the dispatcher could not run */
 };
 
 /*

@@ -128,8 +128,10 @@ static int open_over_one(const struct source *src, void *ctx)
 static int attached(const struct limiter *l)
 {
 	struct bpf_link_info info;
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), prog, on;
 
+	if (l->cfg.fixed.attach == XDP_RL_ATTACH_SHARED)
+		return !limiter_attach_state(l->dir, &prog, &on) && on == l->ifindex;
 	memset(&info, 0, sizeof(info));
 	return !bpf_obj_get_info_by_fd(l->fd[PIN_LINK], &info, &len) &&
 	       info.xdp.ifindex == l->ifindex;

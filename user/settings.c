@@ -22,6 +22,19 @@ const struct word table_words[] = {
 	{ NULL, 0 },
 };
 
+const struct word attach_words[] = {
+	{ "auto", XDP_RL_ATTACH_AUTO },
+	{ "shared", XDP_RL_ATTACH_SHARED },
+	{ "alone", XDP_RL_ATTACH_ALONE },
+	{ NULL, 0 },
+};
+
+const struct word pass_to_words[] = {
+	{ "next", 1 },
+	{ "stack", 0 },
+	{ NULL, 0 },
+};
+
 const struct word mode_words[] = {
 	{ "native", XDP_FLAGS_DRV_MODE },
 	{ "generic", XDP_FLAGS_SKB_MODE },
@@ -157,6 +170,21 @@ const struct setting settings_table[] = {
 	  AT(fixed.xdp_mode), .words = mode_words, .conf_pos = 17,
 	  .form = "\n[--mode native|generic]" },
 
+	{ "attach", OPT_ATTACH, IN_LOAD | IN_CONFIG, "HOW",
+	  "shared: through libxdp's dispatcher, beside other XDP\nprograms (xdp-filter, ...); alone: the interface's one\nprogram; auto (default): shared where the kernel runs\nthe dispatcher, else alone",
+	  .kind = SK_WORD, FIELD(fixed.attach), AT(fixed.attach), .words = attach_words,
+	  .conf_pos = 18, .form = "[--attach auto|shared|alone]" },
+
+	{ "priority", OPT_PRIORITY, IN_LOAD | IN_CONFIG, "N",
+	  "shared: run priority among the dispatcher's programs,\nlower first (default 50, as libxdp's)",
+	  .kind = SK_NUMBER, FIELD(fixed.priority), AT(fixed.priority), .min = 0,
+	  .max = XDP_RL_PRIORITY_MAX, .conf_pos = 19, .form = "[--priority N]" },
+
+	{ "pass-to", OPT_PASS_TO, IN_LOAD | IN_CONFIG, "WHERE",
+	  "shared: where a packet xdp-rl passes goes: the next\nprogram (default), or the stack, skipping the rest",
+	  .kind = SK_WORD, FIELD(fixed.pass_next), AT(fixed.pass_next), .words = pass_to_words,
+	  .conf_pos = 20, .form = "\n[--pass-to next|stack]" },
+
 	{ "force", OPT_FORCE, IN_LOAD, NULL,
 	  "replace a limiter already on IFACE without a gap;\nwindows are kept when the table settings are unchanged",
 	  .kind = SK_COMMAND, .form = "[--force]" },
@@ -238,6 +266,9 @@ void settings_init(struct settings *s)
 	s->fixed.v4_prefix = DEFAULT_V4_PREFIX;
 	s->fixed.v6_prefix = DEFAULT_V6_PREFIX;
 	s->fixed.xdp_mode = XDP_FLAGS_DRV_MODE;
+	s->fixed.attach = XDP_RL_ATTACH_AUTO;
+	s->fixed.priority = XDP_RL_PRIORITY_DEFAULT;
+	s->fixed.pass_next = 1;
 }
 
 /* Refuse @opt: -1, with why. */

@@ -48,6 +48,9 @@ enum {
 	OPT_NO_SYN,
 	OPT_LINK_LOCAL,
 	OPT_TABLE,
+	OPT_ATTACH,
+	OPT_PRIORITY,
+	OPT_PASS_TO,
 	OPT_END /* one past the last */
 };
 
@@ -179,6 +182,8 @@ extern const struct word mode_words[];
 extern const struct word link_local_words[];
 /* --table: buckets, lru (enum xdp_rl_table_kind). */
 extern const struct word table_words[];
+extern const struct word attach_words[];
+extern const struct word pass_to_words[];
 
 /* Settings with nothing given: load's defaults once settings_finish_load has run. */
 void settings_init(struct settings *s);

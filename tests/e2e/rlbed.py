@@ -187,10 +187,18 @@ class Bed:
         return self.xdp_json("top", self.rx_if, "--json", *opts)
 
     def xdp_prog_id(self):
-        """The XDP program id on the receiver's veth, as `ip link` reports it, or None."""
+        """The XDP program on the receiver's veth, as `ip link` reports it, or None;
+        under libxdp's dispatcher (--attach shared), xdp-rl's among the programs
+        it runs, as `xdp-loader status` lists them (a list if there are several)."""
         out = run_ok(["ip", "-n", self.rx, "-j", "link", "show", self.rx_if]).stdout
-        link = json.loads(out)[0]
-        return link.get("xdp", {}).get("prog", {}).get("id")
+        prog = json.loads(out)[0].get("xdp", {}).get("prog", {})
+        if prog.get("name") != "xdp_dispatcher":
+            return prog.get("id")
+        out = run_ok(["nsenter", f"--net=/run/netns/{self.rx}", "xdp-loader", "status",
+                      self.rx_if]).stdout
+        ids = [int(f[3]) for f in (line.split() for line in out.splitlines())
+               if f[:1] == ["=>"] and len(f) > 3 and f[2] == "xdp_rl"]
+        return ids[0] if len(ids) == 1 else (ids or None)
 
     # ---- traffic ---------------------------------------------------------
 

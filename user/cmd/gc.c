@@ -15,6 +15,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "dispatch.h"
 #include "inventory.h"
 #include "json.h"
 #include "limiter.h"
@@ -44,6 +45,17 @@ static const struct opt_spec gc_opts[] = {
  * not at all (a command there is at work on it: errno EWOULDBLOCK), and
  * goes with its last limiter; this namespace's lock is held already.
  */
+/* The id of the program pinned with @p (0 if none). */
+static __u32 pinned_prog_id(const struct pinned *p)
+{
+	int fd = pin_open(p->dir, pin_names[PIN_PROG]);
+	__u32 id = obj_id(fd);
+
+	if (fd >= 0)
+		close(fd);
+	return id;
+}
+
 static int remove_pinned(const struct pinned *p, const char *where)
 {
 	char ns[PATH_MAX], *slash;
@@ -58,6 +70,9 @@ static int remove_pinned(const struct pinned *p, const char *where)
 		if (fd < 0)
 			return -1;
 	}
+	/* Shared, its namespace gone: libxdp's pins of its dead dispatcher hold its maps too. */
+	if (p->ns == NS_GONE && p->has_config && p->cfg.fixed.attach == XDP_RL_ATTACH_SHARED)
+		dispatch_forget(p->cfg.fixed.ifindex, pinned_prog_id(p));
 	r = pins_remove(p->dir);
 	if (fd >= 0) {
 		rmdir(ns); /* only if now empty, and before its lock goes */

@@ -15,6 +15,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "dispatch.h"
 #include "inventory.h"
 #include "json.h"
 #include "limiter.h"
@@ -39,11 +40,63 @@ static void link_state(const struct limiter *l, struct link_state *ls)
 
 	memset(&info, 0, sizeof(info));
 	memset(ls, 0, sizeof(*ls));
+	if (l->cfg.fixed.attach == XDP_RL_ATTACH_SHARED) {
+		if (!limiter_attach_state(l->dir, &ls->prog_id, &on))
+			ls->attached = on != 0;
+		return;
+	}
 	if (bpf_obj_get_info_by_fd(l->fd[PIN_LINK], &info, &len))
 		return;
 	ls->link_id = info.id;
 	ls->prog_id = info.prog_id;
 	ls->attached = info.xdp.ifindex != 0;
+}
+
+/*
+ * The XDP programs on the interface: the dispatcher's, in the order they
+ * run (xdp-rl's among them), or the one attached alone. Text: a line each,
+ * only when xdp-rl shares the interface; JSON: "attach" and "programs".
+ */
+static void status_programs(const struct limiter *l, struct json *j)
+{
+	const struct xdp_rl_fixed *f = &l->cfg.fixed;
+	struct dispatch_prog p[16];
+	char chain[64];
+	int n, i, shared;
+
+	n = dispatch_list(l->ifindex, p, 16, &shared);
+	if (n > 16)
+		n = 16;
+	if (j) {
+		json_str(j, "attach", f->attach == XDP_RL_ATTACH_SHARED ? "shared" : "alone");
+		if (f->attach == XDP_RL_ATTACH_SHARED) {
+			json_u64(j, "priority", f->priority);
+			json_str(j, "pass_to", f->pass_next ? "next" : "stack");
+		}
+		json_arr(j, "programs");
+		for (i = 0; i < n; i++) {
+			json_obj(j, NULL);
+			json_str(j, "name", p[i].name);
+			json_u64(j, "id", p[i].id);
+			if (shared) {
+				json_u64(j, "priority", p[i].priority);
+				dispatch_chain_str(p[i].chain, chain, sizeof(chain));
+				json_str(j, "chain_call", chain);
+			}
+			json_end(j);
+		}
+		json_end(j);
+		return;
+	}
+	if (f->attach != XDP_RL_ATTACH_SHARED)
+		return;
+	printf("  shares   priority %u, a packet it passes goes to %s; the dispatcher runs:\n",
+	       f->priority, f->pass_next ? "the next program" : "the stack");
+	for (i = 0; i < n; i++) {
+		dispatch_chain_str(p[i].chain, chain, sizeof(chain));
+		printf("           %4u  %-16s prog %u, next after %s\n", p[i].priority, p[i].name,
+		       p[i].id, chain);
+	}
 }
 
 static void status_one(struct limiter *l, struct json *j)
@@ -137,9 +190,16 @@ static void status_one(struct limiter *l, struct json *j)
 		return;
 	}
 	live_describe(live, f->bytes, desc, sizeof(desc));
-	if (!ls.attached)
+	if (!ls.attached && f->attach == XDP_RL_ATTACH_SHARED)
+		printf("%s: DETACHED: the interface is gone, or another tool took xdp-rl off its "
+		       "dispatcher (remove it with 'xdp-rl unload %s')\n",
+		       l->ifname, l->ifname);
+	else if (!ls.attached)
 		printf("%s: DETACHED: the interface is gone (remove it with 'xdp-rl unload %s')\n",
 		       l->ifname, l->ifname);
+	else if (f->attach == XDP_RL_ATTACH_SHARED)
+		printf("%s: attached, %s mode, shared through libxdp's dispatcher, prog %u\n",
+		       l->ifname, word_name(mode_words, f->xdp_mode), ls.prog_id);
 	else
 		printf("%s: attached, %s mode, link %u, prog %u\n", l->ifname,
 		       word_name(mode_words, f->xdp_mode), ls.link_id, ls.prog_id);
