@@ -20,6 +20,10 @@ from rlbed import run, run_ok
 
 pytestmark = pytest.mark.kernels
 
+# The reason a test skips on a kernel without it (tests/kernels/suite.sh accepts
+# it on this machine's own kernel only).
+NO_DISPATCHER = "this kernel cannot run libxdp's dispatcher"
+
 DENIED = "198.19.40.1"  # xdp-filter drops it (ip --mode src)
 OTHER = "198.19.40.2"   # xdp-filter lets it through
 
@@ -83,28 +87,40 @@ def tools(bed):
 @pytest.fixture
 def shared(tools):
     if not dispatcher_runs(tools):
-        pytest.skip("this kernel cannot run libxdp's dispatcher (xdp-filter alone attaches "
-                    "by itself): the kernel matrix runs this in Debian's 6.1 and 6.12")
+        pytest.skip(f"{NO_DISPATCHER} (xdp-filter alone attaches by itself): the kernel "
+                    "matrix runs this in Debian's 6.1 and 6.12")
     return tools
 
 
-def test_without_a_dispatcher_it_says_so_and_attaches_alone(tools):
+def test_load_shares_where_the_dispatcher_runs_else_says_why(tools):
+    """--attach auto: through the dispatcher where the kernel runs it (as
+    xdp-filter alone shows: no xdp-rl involved), else alone, saying why; and
+    --attach shared refused there. Runs on every kernel, whichever it is."""
     bed = tools
     if dispatcher_runs(bed):
-        pytest.skip("this kernel runs libxdp's dispatcher: test_shares_* cover it")
-    r = bed.xdp("load", bed.rx_if, "--attach", "shared")
-    assert r.returncode == 1, r
-    assert "libxdp's dispatcher cannot run on this kernel" in r.stderr, r.stderr
-    assert "--attach alone" in r.stderr, r.stderr
-    assert bed.limiters() == [] and bed.xdp_prog_id() is None
+        out = bed.load("--limit", 5)
+        assert "shared" in out and "attached alone" not in out, out
+        st = bed.status()
+        assert st["attach"] == "shared" and st["attached"], st
+        assert [p["name"] for p in st["programs"]] == ["xdp_rl"], st
+        assert programs(bed) == [(50, "xdp_rl")]
+        # And another libxdp program can join it.
+        xdp_filter(bed, "load", "-m", "native", bed.rx_if)
+        assert programs(bed) == [(10, "xdpfilt_alw_all"), (50, "xdp_rl")]
+    else:
+        r = bed.xdp("load", bed.rx_if, "--attach", "shared")
+        assert r.returncode == 1, r
+        assert "libxdp's dispatcher cannot run on this kernel" in r.stderr, r.stderr
+        assert "--attach alone" in r.stderr, r.stderr
+        assert bed.limiters() == [] and bed.xdp_prog_id() is None
 
-    out = bed.load("--limit", 5)
-    assert "attached alone: libxdp's dispatcher cannot run on this kernel" in out, out
-    st = bed.status()
-    assert st["attach"] == "alone" and st["attached"], st
-    assert [p["id"] for p in st["programs"]] == [bed.xdp_prog_id()], st
-    # xdp-filter cannot join: the interface has a program that is not a dispatcher.
-    assert in_rx(bed, "xdp-filter", "load", "-m", "native", bed.rx_if).returncode != 0
+        out = bed.load("--limit", 5)
+        assert "attached alone: libxdp's dispatcher cannot run on this kernel" in out, out
+        st = bed.status()
+        assert st["attach"] == "alone" and st["attached"], st
+        assert [p["id"] for p in st["programs"]] == [bed.xdp_prog_id()], st
+        # xdp-filter cannot join: the interface runs a program that is not a dispatcher.
+        assert in_rx(bed, "xdp-filter", "load", "-m", "native", bed.rx_if).returncode != 0
     bed.nft_counters(rules(OTHER))
     bed.send(OTHER, 8)
     assert bed.counts()[OTHER] == 5

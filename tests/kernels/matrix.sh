@@ -40,7 +40,11 @@ done
 # This machine's kernel first, while no guest loads its CPUs.
 if [[ " $kernels " == *" running "* ]]; then
 	echo "test-kernels: $(uname -r) (this machine's kernel)"
-	"$here/suite.sh" "$build" "$out/running/suite" >"$out/running/vm.log" 2>&1
+	# This machine's kernel refuses extension programs (EPERM), so libxdp's
+	# dispatcher cannot run on it: tests/e2e/test_coexist.py's shared tests
+	# skip here, and run in the Debian kernels above.
+	SUITE_SKIP_OK="this kernel cannot run libxdp's dispatcher" \
+		"$here/suite.sh" "$build" "$out/running/suite" >"$out/running/vm.log" 2>&1
 	echo $? >"$out/running/status"
 fi
 for k in $kernels; do
