@@ -167,8 +167,7 @@ static int link_state(int fd, __u32 *prog_id, __u32 *ifindex)
 	return 0;
 }
 
-/* The id of the object pinned as @name in @dir; 0 if none. */
-static __u32 pinned_id(const char *dir, const char *name)
+__u32 pinned_id(const char *dir, const char *name)
 {
 	int fd = pin_open(dir, name);
 	__u32 id = obj_id(fd);

@@ -108,6 +108,8 @@ int pin_table(int id);
 /* Pin paths. */
 void pin_path(char *out, size_t len, const char *dir, const char *name);
 int pin_open(const char *dir, const char *name);
+/* The id of the object pinned as @name in @dir; 0 if none. */
+__u32 pinned_id(const char *dir, const char *name);
 /* Remove every pin in @dir and the folder itself (and its netns folder if empty). */
 int pins_remove(const char *dir);
 /*

@@ -45,17 +45,6 @@ static const struct opt_spec gc_opts[] = {
  * not at all (a command there is at work on it: errno EWOULDBLOCK), and
  * goes with its last limiter; this namespace's lock is held already.
  */
-/* The id of the program pinned with @p (0 if none). */
-static __u32 pinned_prog_id(const struct pinned *p)
-{
-	int fd = pin_open(p->dir, pin_names[PIN_PROG]);
-	__u32 id = obj_id(fd);
-
-	if (fd >= 0)
-		close(fd);
-	return id;
-}
-
 static int remove_pinned(const struct pinned *p, const char *where)
 {
 	char ns[PATH_MAX], *slash;
@@ -72,7 +61,7 @@ static int remove_pinned(const struct pinned *p, const char *where)
 	}
 	/* Shared, its namespace gone: libxdp's pins of its dead dispatcher hold its maps too. */
 	if (p->ns == NS_GONE && p->has_config && p->cfg.fixed.attach == XDP_RL_ATTACH_SHARED)
-		dispatch_forget(p->cfg.fixed.ifindex, pinned_prog_id(p));
+		dispatch_forget(p->cfg.fixed.ifindex, pinned_id(p->dir, pin_names[PIN_PROG]));
 	r = pins_remove(p->dir);
 	if (fd >= 0) {
 		rmdir(ns); /* only if now empty, and before its lock goes */
