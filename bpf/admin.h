@@ -220,14 +220,15 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 			if (!admin_layer(rq, i, cfg_layers) || failed)
 				continue;
 			op = 0;
-			if (window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i],
-				       NULL) == XDP_RL_COUNT_SAT) {
+			if (window_hit_prev(&w[i], clk, rq->window_ns[i], rq->count, &op,
+					    &ch.gens[i], NULL, ch.prev) == XDP_RL_COUNT_SAT) {
 				/* Nothing charged there: the layers before give theirs back. */
 				failed = admin_hit_failed(&w[i], rq->count);
 				continue;
 			}
 			if (op)
 				words_open(&wh, i, ch.gens[i]);
+			ban_carry(&wh, i, &ch, ch.gens[i], rq->window_ns[i], clk->now);
 			opened += op;
 			ch.held_to = i + 1;
 		}
@@ -348,8 +349,8 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 		if (rq->op == XDP_RL_ADMIN_RESET && !rq->count)
 			continue;
 		op = 0;
-		if (window_hit(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i], fresh) ==
-		    XDP_RL_COUNT_SAT) {
+		if (window_hit_prev(&w[i], clk, rq->window_ns[i], rq->count, &op, &ch.gens[i],
+				    fresh, ch.prev) == XDP_RL_COUNT_SAT) {
 			/* Nothing charged: the element went to another key, or the window is full or busy. */
 			if (ch.gens[i] == WINDOW_LOST)
 				lost = 1;
@@ -359,6 +360,7 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 		}
 		if (op)
 			words_open(&wh, i, ch.gens[i]);
+		ban_carry(&wh, i, &ch, ch.gens[i], rq->window_ns[i], clk->now);
 		opened += op;
 	}
 	if (rq->op == XDP_RL_ADMIN_CHARGE)

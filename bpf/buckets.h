@@ -46,7 +46,9 @@
  * used entry of an LRU map is. A key's windows are judged over with the
  * global limits' lengths if it is charged under them, else (a rule's limit
  * set) with the longest window any limit has (struct xdp_rl_live's
- * max_window_ns): never taken for over while open.
+ * max_window_ns): never taken for over while open. While a ban may hold
+ * (--ban, ban.h), a window counts as open for the longest ban more, so that
+ * the slot of a banned key is not the first to go once its window is over.
  *
  * User space never writes a slot; it asks the program to (admin.h), which
  * claims the slot by the same BUSY step under the key's insert lock.
@@ -257,6 +259,8 @@ static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const i
 			break;
 		/* Open, as xdp_rl_window_over says: started, not lasted, not on another clock. */
 		w = (live->layer[i].window_ns & m) | (live->max_window_ns & ~m);
+		/* A ban may outlast its window by the longest ban (ban.h). */
+		w += live->max_ban_ns & mask_nonzero(live->flags & XDP_RL_F_BANS);
 		start = xdp_rl_start_ns(READ_ONCE(st[i].start_gen));
 		open |= mask_nonzero(start) & mask_below(pos->now, start + w) &
 			~mask_below(pos->now + XDP_RL_AHEAD_MAX_NS, start);

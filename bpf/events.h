@@ -34,6 +34,8 @@
  * --new-sources cap), the layer, the kind (enum xdp_rl_event_kind) and the
  * rule id (XDP_RL_EV_NO_RULE: the global limits).
  */
+/* ... and, at this bit, whether the crossing banned its key (ban.h). */
+#define EV_BANNED_BIT 24
 #define EV_INFO(fam, layer, kind, rule)                                           \
 	((__u64)(fam) | (__u64)((layer)&0xff) << 8 | (__u64)((kind)&0xff) << 16 | \
 	 (__u64)(__u32)(rule) << 32)
@@ -78,8 +80,8 @@ __noinline int event_over(const struct table_key *key, __u64 info, __u64 limit, 
 	ev->count = count;
 	ev->family = info & 0xff;
 	ev->layer = (info >> 8) & 0xff;
+	ev->banned = (info >> EV_BANNED_BIT) & 1;
 	ev->kind = (info >> 16) & 0xff;
-	ev->pad = 0;
 	ev->rule = info >> 32;
 	bpf_ringbuf_submit(ev, 0);
 	return 0;

@@ -22,6 +22,7 @@
 #include "maps.h"
 #include "window.h"
 #include "events.h"
+#include "ban.h"
 
 /*
  * Where a key's windows are (for their drops and the fleet's share), and
@@ -112,7 +113,74 @@ struct charge {
 	int lost;	  /* a window was fresh for another key: the element is not the key's */
 	int over;	  /* the layer this charge took over its limit (events.h), or -1 */
 	__u64 over_count; /* ... its count then, the fleet's share included */
+	int banned;	  /* refused by a ban found on opening a window (ban.h, B2) */
+	int pad;
+	__u64 prev[2]; /* the window before the one charged (struct window_charge) */
+	__u64 ban_ns;  /* in: the limits' --ban, 0: none (not on the stack: check-stack.py) */
 };
+
+/*
+ * The ban word of layer @i of the key @wh is at (ban.h): an LRU element's
+ * follow its fleet words (include/xdp_rl.h), the bucket table's are in `bans`.
+ */
+static __always_inline __u64 *where_ban(const struct where *wh, __u32 i)
+{
+	return wh->remote && wh->drops ? wh->remote + cfg_layers + (i & (XDP_RL_MAX_LAYERS - 1)) :
+					 ban_word_at(wh->t, wh->index, i);
+}
+
+/* Whether a ban holds on the first @n layers of @st (room for @room), the key @wh's, at @now (ban.h). */
+static __always_inline int layers_banned(const struct xdp_rl_state *st, __u32 n, __u32 room,
+					 const struct where *wh, __u64 now)
+{
+	__u64 *w;
+	int i;
+
+	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
+		if ((__u32)i >= n || (__u32)i >= room)
+			break;
+		w = where_ban(wh, i);
+		if (w && xdp_rl_ban_holds(READ_ONCE(*w), READ_ONCE(st[i].count_gen), now))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * B2 (ban.h): the charge of layer @i opened window @gen after the window
+ * @ch->prev, over: if that window went over its limit @limit, whether a ban
+ * holds now. A --shared budget is never banned.
+ */
+static __always_inline int layer_banned(const struct where *wh, __u32 i, const struct charge *ch,
+					__u64 gen, __u64 limit, __u64 window_ns,
+					const struct window_clock *clk)
+{
+	__u64 pg = xdp_rl_gen_of_count(ch->prev[0]);
+
+	if (!(clk->flags & XDP_RL_F_BANS) || !ch->prev[0] || wh->t >= T_SHARED)
+		return 0;
+	if (xdp_rl_count(ch->prev[0]) + remote_count(wh, i, pg) <= limit)
+		return 0;
+	return ban_turnover(where_ban(wh, i), gen,
+			    xdp_rl_ban_word(xdp_rl_start_ns(ch->prev[1]) + window_ns, pg), clk->now,
+			    ch->ban_ns);
+}
+
+/*
+ * `charge` (admin.h) opened window @gen of layer @i after the window
+ * @ch->prev, over: a ban that window holds goes on in this one (ban.h), as
+ * no packet could have opened it. Nothing is banned anew.
+ */
+static __always_inline void ban_carry(const struct where *wh, __u32 i, const struct charge *ch,
+				      __u64 gen, __u64 window_ns, __u64 now)
+{
+	if (!ch->prev[0] || wh->t >= T_SHARED)
+		return;
+	ban_turnover(where_ban(wh, i), gen,
+		     xdp_rl_ban_word(xdp_rl_start_ns(ch->prev[1]) + window_ns,
+				     xdp_rl_gen_of_count(ch->prev[0])),
+		     now, 0);
+}
 
 /* Take back the charges of layers [@from, @to) of @st, which has room for @room. */
 static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch, int from,
@@ -186,16 +254,25 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 	ch->held_from = 0;
 	ch->lost = 0;
 	ch->over = -1;
+	ch->banned = 0;
 	if (room == 1) {
 		/* One window per key (the default): no loop, nothing to take back. */
 		op = 0;
-		count = window_hit(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0],
-				   wh->fresh);
+		count = window_hit_prev(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0],
+					wh->fresh, ch->prev);
 		if (op)
 			words_open(wh, 0, ch->gens[0]);
 		*opened += op;
 		ch->held_to = 1;
 		ch->lost = ch->gens[0] == WINDOW_LOST;
+		if (layer_banned(wh, 0, ch, ch->gens[0], lay[0].limit, lay[0].window_ns, clk)) {
+			/* B2: refused by a ban, nothing kept. */
+			window_undo(&st[0], ch->gens[0], inc);
+			ch->banned = 1;
+			ch->refused = 0;
+			ch->held_to = 0;
+			return 0;
+		}
 		/* The fleet's share of the window counts as if charged here. */
 		if (count < XDP_RL_COUNT_SAT)
 			count += remote_count(wh, 0, ch->gens[0]);
@@ -212,11 +289,19 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;
 		op = 0;
-		count = window_hit(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i],
-				   wh->fresh);
+		count = window_hit_prev(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i],
+					wh->fresh, ch->prev);
 		if (op)
 			words_open(wh, i, ch->gens[i]);
 		*opened += op;
+		if (layer_banned(wh, i, ch, ch->gens[i], lay[i].limit, lay[i].window_ns, clk)) {
+			/* B2: refused by a ban; every charge comes back, this layer's too. */
+			layers_undo(st, ch, 0, i + 1, inc, room);
+			ch->banned = 1;
+			ch->refused = i;
+			ch->held_to = 0;
+			return 0;
+		}
 		if (count < XDP_RL_COUNT_SAT)
 			count += remote_count(wh, i, ch->gens[i]);
 		if (count > lay[i].limit) {

@@ -182,6 +182,18 @@ struct {
 	__type(value, __u64);
 } remote SEC(".maps");
 
+/*
+ * The bans of the bucket table's windows (--ban, include/xdp_rl.h, ban.h),
+ * laid out as `drops`; an LRU table's are in its elements.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} bans SEC(".maps");
+
 /* The fleet agent's state and counters (include/xdp_rl.h): the program never touches it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -111,7 +111,8 @@ static __always_inline __u64 clock_read(__u64 jiffies, __u32 flags, __u32 tick_n
 static __always_inline void clock_setup(struct window_clock *clk, __u64 jiffies,
 					const struct xdp_rl_live *live)
 {
-	clk->flags = live->flags & (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK | XDP_RL_F_FLEET);
+	clk->flags = live->flags &
+		     (XDP_RL_F_ALIGNED | XDP_RL_F_COARSE_CLOCK | XDP_RL_F_FLEET | XDP_RL_F_BANS);
 	clk->tick_ns = live->tick_ns;
 	clk->jiffies_base_ns = live->jiffies_base_ns;
 	clk->tai_to_unix_ns = live->tai_to_unix_ns;
@@ -250,7 +251,21 @@ struct window_charge {
 	__u64 gen;    /* the generation charged, WINDOW_NOT_CHARGED or WINDOW_LOST */
 	__u32 opened; /* 1 if the charge opened the window */
 	__u32 pad;
-	__u64 fresh_start, fresh_count; /* in */
+	union {
+		struct {
+			__u64 fresh_start, fresh_count; /* in */
+		};
+		/*
+		 * Out, over the same words (the chain's stack has no room for
+		 * more): a charge that opened its window because the one before
+		 * was over, that window's count_gen and start_gen as the swap
+		 * found them (bpf/ban.h: a window that went over its limit bans
+		 * its key); 0 and 0 for any other charge.
+		 */
+		struct {
+			__u64 prev_count, prev_start;
+		};
+	};
 };
 
 /*
@@ -264,19 +279,22 @@ struct window_charge {
 __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clock *clk,
 				 __u64 window_ns, __u64 inc, struct window_charge *out)
 {
-	__u64 e, c, g, r;
+	__u64 e, c, g, r, fs, fc;
 	int i;
 
 	if (!s || !clk || !out)
 		return XDP_RL_COUNT_SAT;
+	fs = out->fresh_start;
+	fc = out->fresh_count;
 	out->opened = 0;
 	out->gen = WINDOW_NOT_CHARGED;
+	out->prev_count = 0;
+	out->prev_start = 0;
 	for (i = 0; i < WINDOW_TRIES; i++) {
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = xdp_rl_gen_of_count(c);
-		if (out->fresh_count && (!g ? c != out->fresh_count :
-					      (e & XDP_RL_FRESH_TOP) && e != out->fresh_start)) {
+		if (fc && (!g ? c != fc : (e & XDP_RL_FRESH_TOP) && e != fs)) {
 			/*
 			 * In an LRU element (bpf/lru.h): a fresh count that is
 			 * not the key's, or a fresh start that is not the key's
@@ -288,7 +306,7 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 			out->gen = WINDOW_LOST;
 			return XDP_RL_COUNT_SAT;
 		}
-		if (!g && out->fresh_count) {
+		if (!g && fc) {
 			/*
 			 * The key's own fresh window (E2: its count is the key's
 			 * tag): open it whatever its start holds, so that a start
@@ -326,6 +344,8 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
 							window_start_now(clk, window_ns, g)) == e)
 				out->opened = 1;
 			out->gen = g;
+			out->prev_count = c;
+			out->prev_start = e;
 			return inc;
 		}
 		r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
@@ -355,10 +375,13 @@ __noinline __u64 window_hit_slow(struct xdp_rl_state *s, const struct window_clo
  * was over, a new one opens with this charge and *opened is set. *gen is
  * the generation charged, for window_undo(). @fresh: the fresh windows of
  * the key charged (an LRU element's: start_gen and count_gen), or NULL.
+ * @prev, if not NULL: the window before, if this charge opened a window
+ * because it was over (struct window_charge's prev_count and prev_start),
+ * else 0 and 0.
  */
-static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct window_clock *clk,
-					__u64 window_ns, __u64 inc, int *opened, __u64 *gen,
-					const __u64 *fresh)
+static __always_inline __u64 window_hit_prev(struct xdp_rl_state *s, const struct window_clock *clk,
+					     __u64 window_ns, __u64 inc, int *opened, __u64 *gen,
+					     const __u64 *fresh, __u64 *prev)
 {
 	struct window_charge out = {};
 	__u64 e, r;
@@ -373,6 +396,8 @@ static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct win
 		if (xdp_rl_gen_of_count(r) == xdp_rl_gen_of_start(e) &&
 		    xdp_rl_count(r) < XDP_RL_COUNT_SAT) {
 			*gen = xdp_rl_gen_of_count(r);
+			if (prev)
+				prev[0] = prev[1] = 0;
 			return xdp_rl_count(r);
 		}
 		window_undo(s, xdp_rl_gen_of_count(r), inc);
@@ -384,7 +409,18 @@ static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct win
 	r = window_hit_slow(s, clk, window_ns, inc, &out);
 	*opened |= out.opened;
 	*gen = out.gen;
+	if (prev) {
+		prev[0] = out.prev_count;
+		prev[1] = out.prev_start;
+	}
 	return r;
+}
+
+static __always_inline __u64 window_hit(struct xdp_rl_state *s, const struct window_clock *clk,
+					__u64 window_ns, __u64 inc, int *opened, __u64 *gen,
+					const __u64 *fresh)
+{
+	return window_hit_prev(s, clk, window_ns, inc, opened, gen, fresh, NULL);
 }
 
 #endif /* XDP_RL_WINDOW_H */

@@ -22,6 +22,7 @@
 #include "table.h"
 #include "layers.h"
 #include "events.h"
+#include "ban.h"
 #include "hot.h"
 #include "select.h"
 #include "admin.h"
@@ -40,6 +41,7 @@ enum verdict {
 	V_CHARGE, /* limit(): charge what the request (scratch) says */
 	V_FULL,	  /* a new source refused a slot, dropped (--on-table-full drop) */
 	V_NOT_IP, /* neither IPv4 nor IPv6: passed */
+	V_BANNED, /* the key is under a ban (--ban, ban.h): dropped */
 };
 
 /*
@@ -359,6 +361,7 @@ struct charge_req {
 	__u32 t;	/* T_SRC4 .. T_AGG6, or T_SHARED */
 	__u32 n;	/* layers in force */
 	__u64 fresh[2]; /* an LRU table: the key's fresh windows (table.h's entry_fresh) */
+	__u64 ban_ns;	/* the limits' --ban (ban.h); 0: none */
 	struct xdp_rl_layers_limits lim; /* the first n: the limits charged under */
 	/*
 	 * Lookup keys, here rather than on the general path's stack (its
@@ -383,7 +386,8 @@ _Static_assert(sizeof(struct charge) <= SCRATCH_SIZE, "struct charge outgrew scr
  * (events.h): the key is the source's, its /24 or /48's, or (a --shared
  * budget) the packet's source, the rule naming the budget.
  */
-static __always_inline void charge_event(const struct charge_req *r, const struct charge *ch)
+static __always_inline void charge_event(const struct charge_req *r, const struct charge *ch,
+					 __u64 banned)
 {
 	__u32 j = ch->over & (XDP_RL_MAX_LAYERS - 1);
 	int kind = r->t == T_SHARED		    ? XDP_RL_EV_SHARED :
@@ -392,8 +396,8 @@ static __always_inline void charge_event(const struct charge_req *r, const struc
 
 	barrier_var(j);
 	event_over(kind == XDP_RL_EV_AGGREGATE ? &r->agg : &r->key,
-		   EV_INFO(r->v6 ? 6 : 4, j, kind, r->rule), r->lim.layer[j].limit,
-		   r->lim.layer[j].window_ns, ch->over_count);
+		   EV_INFO(r->v6 ? 6 : 4, j, kind, r->rule) | banned << EV_BANNED_BIT,
+		   r->lim.layer[j].limit, r->lim.layer[j].window_ns, ch->over_count);
 }
 
 /*
@@ -459,6 +463,16 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	wh.t = r->t;
 	wh.index = r->t == T_SHARED ? id : entry_hot(r->at, wh.fresh, lru);
 	wh.fleet = !!(r->clk.flags & XDP_RL_F_FLEET);
+	ch->ban_ns = r->t == T_SHARED ? 0 : r->ban_ns;
+	/* A key under a ban is refused before any charge (ban.h). */
+	if ((r->clk.flags & XDP_RL_F_BANS) && r->t != T_SHARED &&
+	    layers_banned(s, r->n, room, &wh, r->clk.now)) {
+		if (e && !entry_holds(e, v6, &r->pos, lru))
+			return LOST_AS(V_LIMIT);
+		if (e)
+			entry_touch(e, v6, r->pos.tick, lru);
+		return V_BANNED;
+	}
 	/* A window over its limit already refuses the packet on a read (hot.h). */
 	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
 	if (j >= 0) {
@@ -482,8 +496,16 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	}
 	if (e)
 		entry_touch(e, v6, r->pos.tick, lru);
-	if (!pass && ch->over >= 0)
-		charge_event(r, ch);
+	if (ch->banned)
+		return V_BANNED;
+	if (!pass && ch->over >= 0) {
+		j = ch->over & (XDP_RL_MAX_LAYERS - 1);
+		gen = ch->ban_ns && (__u32)j < room ?
+			      ban_record(where_ban(&wh, j), &s[j], ch->gens[j], r->clk.now,
+					 ch->ban_ns) :
+			      0;
+		charge_event(r, ch, gen);
+	}
 	return pass ? V_PASS : V_LIMIT;
 }
 
@@ -566,6 +588,7 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	}
 	req->key = p->key;
 	req->rule = rule ? rule->id : XDP_RL_EV_NO_RULE;
+	req->ban_ns = rule ? rule->ban_ns : live->ban_ns;
 	req->v6 = v6;
 
 	req->pos.tick = clock_ticks();
@@ -632,6 +655,8 @@ __noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
  * limit_fast's packet took its source's window over the limit (events.h):
  * V_LIMIT. Out of line, so that the call and its arguments leave
  * xdp_rl's frame as it was (its chain holds no more room: check-stack.py).
+ * No ban is made here: limit_fast leaves keys that may be banned to the
+ * general path.
  */
 static __noinline int fast_over(const struct table_key *key, const struct xdp_rl_live *live,
 				__u64 count, int v6)
@@ -643,7 +668,7 @@ static __noinline int fast_over(const struct table_key *key, const struct xdp_rl
 
 /*
  * The common case, apart, for the bucket table: one window per source, no
- * rules for the family and the source on no list, the source in the first
+ * rules for the family, no ban and the source on no list, the source in the first
  * of its buckets, its window open. One lookup, one add, one check that the slot is still the source's.
  * (An LRU table takes the general path: its lookup is the kernel's, a
  * helper call, whose cost the rest would not change much.) Anything else (and a
@@ -662,7 +687,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	__u32 index;
 
 	if (table_lru() || cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
-	    (live->flags & (XDP_RL_F_FLEET | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
+	    (live->flags &
+	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
 		return V_SLOW;
 	buckets_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
 	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);
@@ -802,6 +828,7 @@ static __always_inline __u32 cap_reason(int v)
 {
 	return v == V_DENY	? XDP_RL_CAP_DENIED :
 	       v == V_FULL	? XDP_RL_CAP_FULL :
+	       v == V_BANNED	? XDP_RL_CAP_BANNED :
 	       v == V_MALFORMED ? XDP_RL_CAP_MALFORMED :
 				  XDP_RL_CAP_DROPPED;
 }
@@ -843,7 +870,7 @@ static __always_inline __u32 verdict_count(int v, const __u32 *rule, __u64 len,
 	else if (v == V_DENY)
 		st->c[XDP_RL_STAT_DENIED]++;
 	if (live->flags & XDP_RL_F_DRY_RUN) {
-		if (v == V_LIMIT || v == V_DENY || v == V_FULL) {
+		if (v == V_LIMIT || v == V_DENY || v == V_FULL || v == V_BANNED) {
 			st->c[XDP_RL_STAT_WOULD_DROP]++;
 			if (hits)
 				hits->would_drop++;
@@ -859,8 +886,9 @@ static __always_inline __u32 verdict_count(int v, const __u32 *rule, __u64 len,
 	st->c[v == V_DENY      ? XDP_RL_STAT_DROPS_DENY :
 	      v == V_MALFORMED ? XDP_RL_STAT_DROPS_MALFORMED :
 	      v == V_FULL      ? XDP_RL_STAT_DROPS_NEW_SOURCES :
+	      v == V_BANNED    ? XDP_RL_STAT_DROPS_BANNED :
 				 XDP_RL_STAT_DROPS_LIMIT]++;
-	if (v == V_LIMIT || v == V_FULL) {
+	if (v == V_LIMIT || v == V_FULL || v == V_BANNED) {
 		st->c[XDP_RL_STAT_DROPPED]++;
 		st->c[XDP_RL_STAT_DROPPED_BYTES] += len;
 	}

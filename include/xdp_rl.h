@@ -65,7 +65,8 @@ enum xdp_rl_map_kind {
 	X(LIST_META, list_meta, XDP_RL_KEEP)			\
 	X(HANDOVER, handover, XDP_RL_KEEP)			\
 	X(EVENTS, events, XDP_RL_KEEP)				\
-	X(EV_LEASE, ev_lease, XDP_RL_KEEP)
+	X(EV_LEASE, ev_lease, XDP_RL_KEEP)			\
+	X(BANS, bans, XDP_RL_KEEP_TABLE)
 
 #define XDP_RL_MAP_ENUM(id, name, kind) XDP_RL_MAP_##id,
 enum xdp_rl_map_id {
@@ -370,9 +371,11 @@ struct xdp_rl_lru_key6 {
  *   drops[L]   each window's drops counted apart (bpf/hot.h), as the
  *              `drops` map's words are for the bucket table;
  *   remote[L]  the fleet's share of each window, as the `remote` map's
- *              words are for the bucket table.
+ *              words are for the bucket table;
+ *   bans[L]    each window's ban (--ban), as the `bans` map's words are
+ *              for the bucket table.
  */
-#define XDP_RL_LRU_LAYER_SIZE 32 /* a window, its drops word and its fleet word */
+#define XDP_RL_LRU_LAYER_SIZE 40 /* a window, its drops, fleet and ban words */
 
 XDP_RL_INLINE __u32 xdp_rl_lru_key_size(int v6)
 {
@@ -407,6 +410,11 @@ XDP_RL_INLINE __u32 xdp_rl_lru_drops_off(int v6, __u32 layers, __u32 i)
 XDP_RL_INLINE __u32 xdp_rl_lru_remote_off(int v6, __u32 layers, __u32 i)
 {
 	return xdp_rl_lru_head(v6) + layers * 24 + i * 8;
+}
+
+XDP_RL_INLINE __u32 xdp_rl_lru_ban_off(int v6, __u32 layers, __u32 i)
+{
+	return xdp_rl_lru_head(v6) + layers * 32 + i * 8;
 }
 
 /*
@@ -570,6 +578,40 @@ XDP_RL_INLINE __u64 xdp_rl_drops_index(const volatile __u64 *base, __u32 table, 
 #define XDP_RL_REMOTE_BITS 48
 #define XDP_RL_REMOTE_MASK ((1ULL << XDP_RL_REMOTE_BITS) - 1)
 
+/* ---- Bans (--ban DUR) ---------------------------------------------------- */
+
+/*
+ * A key whose charge takes one of its windows over its limit, under a limit
+ * with --ban DUR, is refused every packet for DUR from then (bpf/ban.h).
+ * The ban is a word per window, laid out as `drops` in the `bans` map for
+ * the bucket table, in the element for an LRU table, in the format of
+ * start_gen: when the ban ends on the window clock (a multiple of
+ * XDP_RL_GRAIN, 0: none) and, in the low XDP_RL_GEN_BITS bits, the
+ * generation of the window it holds. A ban holds while its window is the
+ * state's window now and its end is ahead: a window that ends, is reset
+ * or passes to another key takes its ban with it.
+ */
+#define XDP_RL_BAN_MAX_NS XDP_RL_WINDOW_MAX_NS
+
+/* The ban word ending at @until_ns (rounded up to XDP_RL_GRAIN) of window generation @gen. */
+static inline __u64 xdp_rl_ban_word(__u64 until_ns, __u64 gen)
+{
+	return ((until_ns + XDP_RL_GRAIN - 1) & ~XDP_RL_GEN_MASK) | (gen & XDP_RL_GEN_MASK);
+}
+
+/*
+ * Whether ban word @ban holds at @now for a window whose count_gen is @count_gen:
+ * its window is that one, and it ends after @now (and not so far ahead that
+ * it was set on another clock, as xdp_rl_window_over's start).
+ */
+static inline int xdp_rl_ban_holds(__u64 ban, __u64 count_gen, __u64 now)
+{
+	__u64 until = xdp_rl_start_ns(ban);
+
+	return until > now && xdp_rl_gen_of_start(ban) == xdp_rl_gen_of_count(count_gen) &&
+	       until <= now + XDP_RL_BAN_MAX_NS + XDP_RL_GRAIN;
+}
+
 /*
  * The fleet agent's own state, for `stats`, `metrics` and the next agent:
  * the one element of the `fleet` map (mmapable), written by the agent only
@@ -632,6 +674,11 @@ struct xdp_rl_fleet {
 #define XDP_RL_F_FLEET	      (1U << 4) /* windows are shared with a fleet: consult `remote` */
 #define XDP_RL_F_LISTS4	      (1U << 5) /* the lists hold IPv4 prefixes: look them up */
 #define XDP_RL_F_LISTS6	      (1U << 6) /* ... and IPv6 prefixes */
+/*
+ * A ban may hold (--ban is set, globally or in a rule, or was since the
+ * tables were made): every charge first looks at the key's ban words.
+ */
+#define XDP_RL_F_BANS (1U << 7)
 
 /*
  * Which packets a limit (or a rule) applies to: all, or those of a protocol,
@@ -739,6 +786,15 @@ struct xdp_rl_live {
 	struct xdp_rl_select select; /* the packets the global limits apply to */
 	__u32 link_local;	     /* enum xdp_rl_link_local */
 	__u32 pad2;
+	__u64 ban_ns; /* --ban: a key over the global limits is refused this long; 0: no ban */
+	/*
+	 * The longest ban any limit has had since the tables were made (the
+	 * rules' included): with XDP_RL_F_BANS the table keeps a slot whose
+	 * windows started less than this plus their length ago as open when it
+	 * picks one to give to a new key (bpf/buckets.h), so that the slot of
+	 * a key under a ban, whose window may be over, is not taken first.
+	 */
+	__u64 max_ban_ns;
 };
 
 /* Fixed at load; the datapath has them as .rodata, this copy is for status. */
@@ -837,6 +893,7 @@ struct xdp_rl_rule {
 	 * prefix), or the global limits if none does.
 	 */
 	struct xdp_rl_select select;
+	__u64 ban_ns; /* --ban: a key over its limits is refused this long; 0: no ban */
 };
 
 /*
@@ -1028,7 +1085,11 @@ struct xdp_rl_admin {
 	X(DROPS_MALFORMED, drops_malformed, "dropped as malformed",		\
 	  "drops{reason=\"malformed\"}")						\
 	X(DROPS_NEW_SOURCES, drops_new_sources, "new sources refused a slot, dropped (--on-table-full drop)", \
-	  "drops{reason=\"new_sources\"}")
+	  "drops{reason=\"new_sources\"}")						\
+	X(BANS, bans, "keys banned (--ban): one per window that went over its limit", \
+	  "bans")								\
+	X(DROPS_BANNED, drops_banned, "dropped by a ban (--ban), in dropped too", \
+	  "drops{reason=\"banned\"}")
 
 /* ---- Over-limit events (bpf/events.h, xdp-rl events) ------------------- */
 
@@ -1058,8 +1119,8 @@ struct xdp_rl_event {
 	__u32 rule;	 /* the rule whose limits these are, XDP_RL_EV_NO_RULE: the global ones */
 	__u8 family;	 /* 4 or 6; 0: XDP_RL_EV_NEW_SOURCES */
 	__u8 layer;
-	__u8 kind; /* enum xdp_rl_event_kind */
-	__u8 pad;
+	__u8 kind;   /* enum xdp_rl_event_kind */
+	__u8 banned; /* 1: the key was banned from then (--ban) */
 };
 
 /*
@@ -1117,6 +1178,7 @@ enum xdp_rl_cap_reason {
 	XDP_RL_CAP_ALLOWED,    /* an allow rule or the allow list */
 	XDP_RL_CAP_UNSELECTED, /* selected by no limit or rule */
 	XDP_RL_CAP_NOT_IP,     /* not IPv4/IPv6 */
+	XDP_RL_CAP_BANNED,     /* the key is under a ban (--ban) */
 	XDP_RL_CAP_REASONS,
 };
 
@@ -1225,6 +1287,10 @@ static inline __u32 xdp_rl_cap_judged(const __u64 *now, const __u64 *then, __u32
 	if (XDP_RL_MOVED(DENIED)) {
 		*action = XDP_DROP;
 		return XDP_RL_CAP_DENIED;
+	}
+	if (XDP_RL_MOVED(DROPS_BANNED)) {
+		*action = XDP_DROP;
+		return XDP_RL_CAP_BANNED;
 	}
 	if (XDP_RL_MOVED(DROPPED)) {
 		*action = XDP_DROP;

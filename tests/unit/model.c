@@ -58,6 +58,8 @@ static void win_close(struct model_win *w, __u64 count)
 	w->count = count;
 	w->apart = 0;
 	w->remote = 0;
+	w->ban_until = 0;
+	w->ban_made = 0;
 }
 
 /* Charge @inc to @w: returns 1 if that opened a window. */
@@ -68,6 +70,8 @@ static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, 
 		w->count = inc;
 		w->apart = 0;
 		w->remote = 0;
+		w->ban_until = 0;
+		w->ban_made = 0;
 		return 1;
 	}
 	w->count += inc;
@@ -80,18 +84,42 @@ static __u64 judged(const struct model *m, const struct model_win *w)
 	return w->count + (m->live.flags & XDP_RL_F_FLEET ? w->remote : 0);
 }
 
+/* @ns rounded up to XDP_RL_GRAIN, as a ban's end is kept. */
+static __u64 grain_up(__u64 ns)
+{
+	return (ns + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+}
+
+/* Whether window @w holds a ban at @now. */
+static int ban_holds(const struct model_win *w, __u64 now)
+{
+	return w->ban_until > now && w->ban_until <= now + XDP_RL_BAN_MAX_NS + XDP_RL_GRAIN;
+}
+
 /*
  * Charge @inc to layers 0 .. n-1 of @w (at most @room). Returns the layer
  * that refused, or -1; the layers before a refusing one give their charge
  * back. *opened counts the windows opened; *full is set if a full window
  * refused it on a read. A layer the charge takes over its limit (from at
- * most the limit to past it: one packet per window) counts in over_limit.
+ * most the limit to past it: one packet per window) counts in over_limit,
+ * and bans the key for @ban_ns if not 0. *banned is set if a ban refused
+ * it (model.h).
  */
 static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 			 const struct xdp_rl_layer *lay, __u32 n, __u64 inc, __u64 *opened,
-			 int *full)
+			 int *full, __u64 ban_ns, int *banned)
 {
 	__u32 i, j, k = n < room ? n : room;
+	struct model_win prev;
+	__u64 until;
+
+	*banned = 0;
+	if (m->live.flags & XDP_RL_F_BANS)
+		for (i = 0; i < k; i++)
+			if (ban_holds(&w[i], m->now)) {
+				*banned = 1;
+				return i;
+			}
 
 	/*
 	 * A window over its limit (count > limit) refuses on a read, if every
@@ -111,10 +139,34 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 			break;
 	}
 	for (i = 0; i < k; i++) {
-		*opened += win_hit(m, &w[i], lay[i].window_ns, inc);
+		prev = w[i];
+		if (win_hit(m, &w[i], lay[i].window_ns, inc)) {
+			++*opened;
+			/* Opened after a window that went over its limit with no ban made for it. */
+			if ((m->live.flags & XDP_RL_F_BANS) && prev.start &&
+			    judged(m, &prev) > lay[i].limit && !prev.ban_made && ban_ns) {
+				until = grain_up(prev.start + lay[i].window_ns);
+				until = (until < m->now ? until : m->now) + ban_ns;
+				if (until > m->now) {
+					w[i].ban_until = grain_up(until);
+					w[i].ban_made = 1;
+					m->st.c[XDP_RL_STAT_BANS]++;
+					for (j = 0; j <= i; j++)
+						w[j].count -= inc;
+					*banned = 1;
+					return i;
+				}
+			}
+		}
 		if (judged(m, &w[i]) > lay[i].limit) {
-			if (judged(m, &w[i]) - inc <= lay[i].limit)
+			if (judged(m, &w[i]) - inc <= lay[i].limit) {
 				m->st.c[XDP_RL_STAT_OVER_LIMIT]++;
+				if (ban_ns) {
+					w[i].ban_until = grain_up(m->now + ban_ns);
+					w[i].ban_made = 1;
+					m->st.c[XDP_RL_STAT_BANS]++;
+				}
+			}
 			for (j = 0; j < i; j++)
 				w[j].count -= inc;
 			return i;
@@ -400,6 +452,7 @@ struct limits {
 	const struct xdp_rl_layer *lay; /* the layers */
 	__u32 n;
 	__u32 lsid;
+	__u64 ban_ns; /* --ban: the global limits', a per-source rule's; 0 for a --shared budget */
 };
 
 /*
@@ -424,6 +477,7 @@ static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[
 	l->lay = m->live.layer;
 	l->n = m->live.nlayers;
 	l->lsid = m->live.lsid;
+	l->ban_ns = m->live.ban_ns;
 	if (l->rule < 0)
 		return MV_PASS;
 	r = &m->rules[l->rule];
@@ -435,6 +489,7 @@ static enum model_verdict limits_of(const struct model *m, int v6, const __u8 a[
 	l->lay = r->r.layer;
 	l->n = r->r.nlayers;
 	l->lsid = r->r.lsid;
+	l->ban_ns = l->shared ? 0 : r->r.ban_ns;
 	return MV_PASS;
 }
 
@@ -460,7 +515,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 	struct limits l;
 	__u32 room = m->f.room;
 	__u8 key[16];
-	int refused;
+	int refused, banned;
 
 	memset(o, 0, sizeof(*o));
 	o->rule = -1;
@@ -540,10 +595,13 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 			w = k->w;
 	}
 	if (w) {
-		refused = layers_charge(m, w, room, l.lay, l.n, inc, &opened, &o->full);
+		refused = layers_charge(m, w, room, l.lay, l.n, inc, &opened, &o->full, l.ban_ns,
+					&banned);
 		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		o->refused_layer = refused;
-		o->v = refused < 0 ? MV_PASS : MV_LIMIT;
+		o->v = banned ? MV_BANNED : refused < 0 ? MV_PASS : MV_LIMIT;
+		if (banned)
+			o->why = "a ban";
 	}
 
 	/* The verdict, and the counters, as the program's entry point keeps them. */
@@ -568,7 +626,9 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 	}
 	if (l.rule >= 0)
 		m->hits[m->rules[l.rule].r.id].dropped++;
-	if (o->v == MV_LIMIT) {
+	if (o->v == MV_BANNED)
+		m->st.c[XDP_RL_STAT_DROPS_BANNED]++;
+	if (o->v == MV_LIMIT || o->v == MV_BANNED) {
 		m->st.c[XDP_RL_STAT_DROPPED]++;
 		m->st.c[XDP_RL_STAT_DROPPED_BYTES] += len;
 	}
@@ -647,7 +707,7 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 
 int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o)
 {
-	struct model_win *w;
+	struct model_win *w, prev;
 	struct limits l;
 	__u64 opened = 0;
 	__u8 key[16];
@@ -670,8 +730,17 @@ int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, str
 	source_key(m, v6, a, key);
 	w = key_windows(m, src_table(v6), key, l.lsid, 1, o);
 	where_key(&o->at, src_table(v6), key, l.lsid);
-	for (i = 0; i < l.n && i < m->f.room; i++)
-		opened += win_hit(m, &w[i], l.lay[i].window_ns, n);
+	for (i = 0; i < l.n && i < m->f.room; i++) {
+		prev = w[i];
+		if (!win_hit(m, &w[i], l.lay[i].window_ns, n))
+			continue;
+		opened++;
+		/* A ban goes on in the window `charge` opened after it (model.h). */
+		if (prev.start && ban_holds(&prev, m->now)) {
+			w[i].ban_until = prev.ban_until;
+			w[i].ban_made = 1;
+		}
+	}
 	m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	return 1;
 }

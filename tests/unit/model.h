@@ -46,6 +46,20 @@
  *   count + share against the limit. A share belongs to the window it was
  *   written for: a window that opens anew, closes or is reset has none.
  *   Out of fleet mode the share is not consulted.
+ * - Bans (--ban DUR: struct xdp_rl_live's and a per-source rule's ban_ns;
+ *   never a --shared budget's). While XDP_RL_F_BANS is set, a key any of
+ *   whose windows holds a ban that ends after now is refused (banned)
+ *   before anything else, nothing charged. The packet whose charge takes a
+ *   window from at most its limit to past it bans the key for ban_ns from
+ *   now (the end rounded up to XDP_RL_GRAIN), counted in bans: the packet
+ *   itself is refused by the limit. A window that opens anew after one
+ *   that went over its limit without a ban made for it (the limit had no
+ *   ban then; or `charge`, `reset --count` took it over) makes one then,
+ *   from that window's end (rounded up to XDP_RL_GRAIN) or now, whichever
+ *   is earlier; if it holds, the packet gives every charge back and is
+ *   banned (the window stays opened, empty). A ban belongs to its window:
+ *   reset, closed, or a key losing its slot, it is gone; `charge` opening
+ *   a window after it (over) carries it to that window.
  * - Which key an insert evicts is the table's choice: the model cannot
  *   know it. Its caller tells it (model_forget) after each step, and checks
  *   that evictions happen only where an insert did (and, with an LRU
@@ -78,6 +92,14 @@ struct model_win {
 	__u64 apart;
 	/* The fleet's share of this window (XDP_RL_F_FLEET): what other servers passed. */
 	__u64 remote;
+	/*
+	 * A ban this window holds (--ban): until when (a multiple of
+	 * XDP_RL_GRAIN; 0: none), and whether one was ever made for it (a
+	 * window holds one ban, made once). A window opened anew, closed or
+	 * reset holds none.
+	 */
+	__u64 ban_until;
+	int ban_made;
 };
 
 /* A key: a masked address (network order, IPv4 in a[0..3]) and a limit set. */
@@ -133,7 +155,7 @@ struct model_where {
 };
 
 /* The datapath's verdicts (bpf/xdp_rl.bpf.c's enum verdict, as far as one CPU sees them). */
-enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED };
+enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED, MV_BANNED };
 
 /*
  * A packet's transport, as the selectors see it: what of it could be read

@@ -11,13 +11,17 @@
  * then steps: packets from a pool of 30-60 sources in a few /24s of
  * 198.18.0.0/15 and /64s of 2001:2::/48 (and now and then a link-local
  * one), over TCP, UDP or ICMP to a few ports, some of them later fragments,
- * time moving on by amounts that hit window boundaries, `set` (selectors,
- * --link-local and fleet mode among what it changes), `rule add`/`del`
- * (with selectors), `reset [--count N]`, `charge`, `reset --all`, and the
+ * time moving on by amounts that hit window boundaries and the ends of
+ * bans, `set` (selectors, --link-local, --ban and fleet mode among what it
+ * changes), `rule add`/`del` (with selectors, a per-source limit with
+ * --ban), `reset [--count N]`, `charge`, `reset --all`, and the
  * fleet agent writing a window's share (the `remote` map, as
  * user/fleet.c does: by slot, tagged with the window's generation, now
  * and then a past window's; in an LRU element, through the program,
- * admin_remote). Each runs on a freshly loaded program, on the table
+ * admin_remote). Bans (--ban) are checked as windows are: a window's ban
+ * word (the `bans` map's, an LRU element's own) holds exactly while the
+ * model's ban of that window does, and ends when it says. Each runs on a
+ * freshly loaded program, on the table
  * XDP_RL_TEST_TABLE names (make unit T=model TABLE=lru). The
  * operations go through the code xdp-rl runs for them: settings through
  * limiter_publish (env_live), a rule's budget closed by the program
@@ -93,12 +97,14 @@ struct settings {
 	__u32 on_full;
 	struct xdp_rl_select select;
 	__u32 link_local; /* enum xdp_rl_link_local */
+	__u64 ban_ns;	  /* --ban, 0: off */
 };
 
 enum step_kind {
 	ST_PKT,
 	ST_ADVANCE,	/* n ns */
 	ST_ADVANCE_END, /* to the end of an open window (the n-th, modulo), plus delta */
+	ST_ADVANCE_BAN, /* to the end of a ban in force (the n-th, modulo), plus delta */
 	ST_SET,
 	ST_RULE_ADD, /* at_load: given at load, published with the first settings */
 	ST_RULE_DEL,
@@ -122,7 +128,7 @@ struct step {
 	__u64 n;
 	__s64 delta;
 	struct settings set;
-	struct xdp_rl_rule rule; /* action, flags, nlayers, layer */
+	struct xdp_rl_rule rule; /* action, flags, nlayers, layer, ban_ns */
 };
 
 struct scenario {
@@ -167,6 +173,11 @@ struct gen {
 	struct settings cur;
 	struct step rules[MODEL_MAX_RULES]; /* the rules added and not deleted, as generated */
 	int nrules;
+	/*
+	 * How much the scenario bans (--ban): 0 never (XDP_RL_F_BANS never
+	 * set), 1 now and then (off most of the time), 2 often.
+	 */
+	int bans;
 };
 
 static const __u64 window_list[] = {
@@ -198,6 +209,34 @@ static void gen_layers(struct gen *g, struct xdp_rl_layer *lay, __u32 n)
 		lay[i].limit = gen_limit(g);
 		lay[i].window_ns = gen_window(g);
 	}
+}
+
+/*
+ * A --ban (1ms..XDP_RL_BAN_MAX_NS, as user space takes it) for layers whose
+ * windows include @window_ns: a few windows long, or a fraction of one (a
+ * ban that ends before its window does), or any length up to four windows.
+ */
+static __u64 gen_ban(struct gen *g, __u64 window_ns)
+{
+	static const __s64 deltas[] = { -(__s64)XDP_RL_GRAIN, -1, 0, 0, 0, 1, XDP_RL_GRAIN };
+	__u64 k = below(&g->r, 100), b;
+
+	b = k < 12 ? window_ns / 4 :
+	    k < 27 ? window_ns / 2 :
+	    k < 45 ? window_ns :
+	    k < 65 ? 2 * window_ns :
+	    k < 78 ? 3 * window_ns :
+	    k < 86 ? 5 * window_ns :
+		     below(&g->r, 4 * window_ns + 1);
+	if (chance(&g->r, 40))
+		b += deltas[below(&g->r, sizeof(deltas) / sizeof(deltas[0]))];
+	return b < MS_NS ? MS_NS : b > XDP_RL_BAN_MAX_NS ? XDP_RL_BAN_MAX_NS : b;
+}
+
+/* Whether limits just made get a --ban: @often percent of the time if the scenario bans often. */
+static int gen_bans_now(struct gen *g, int often)
+{
+	return g->bans && chance(&g->r, g->bans == 2 ? often : 15);
 }
 
 static __u32 gen_nlayers(struct gen *g, __u32 room)
@@ -273,15 +312,22 @@ static void gen_settings(struct gen *g, struct settings *s)
 	gen_new_sources(g, s);
 	gen_select(g, &s->select, 70);
 	s->link_local = gen_link_local(g);
+	s->ban_ns = gen_bans_now(g, 70) ? gen_ban(g, s->layer[below(&g->r, s->nlayers)].window_ns) :
+					  0;
 }
 
 /* A change to the settings in force, as one `set` makes it. */
 static void gen_set(struct gen *g, struct settings *s)
 {
-	__u64 k = below(&g->r, 120);
+	__u64 k = below(&g->r, g->bans == 2 ? 135 : g->bans ? 125 : 120);
 	__u32 i = below(&g->r, s->nlayers);
 
-	if (k >= 100) {
+	if (k >= 120) {
+		/* --ban DUR|off: off, or another length (a ban in force keeps its end). */
+		s->ban_ns = s->ban_ns && chance(&g->r, g->bans == 2 ? 35 : 70) ?
+				    0 :
+				    gen_ban(g, s->layer[i].window_ns);
+	} else if (k >= 100) {
 		if (k < 108)
 			gen_select(g, &s->select, 40); /* --proto, --dport, --syn */
 		else if (k < 113)
@@ -350,9 +396,12 @@ static void gen_rule(struct gen *g, struct step *st)
 		r->nlayers = 1 + below(&g->r, XDP_RL_MAX_LAYERS);
 		gen_layers(g, r->layer, r->nlayers);
 	} else {
+		/* Per source: --ban now and then (never --shared: xdp-rl refuses it). */
 		r->action = XDP_RL_RULE_LIMIT;
 		r->nlayers = gen_nlayers(g, g->sc->lo.layers);
 		gen_layers(g, r->layer, r->nlayers);
+		if (gen_bans_now(g, 50))
+			r->ban_ns = gen_ban(g, r->layer[below(&g->r, r->nlayers)].window_ns);
 	}
 	gen_select(g, &r->select, 75);
 }
@@ -428,7 +477,8 @@ static void gen_advance(struct gen *g, struct step *st)
 	} else if (k < 25) {
 		st->n = 1 + below(&g->r, MS_NS);
 	} else if (k < 60) {
-		st->kind = ST_ADVANCE_END;
+		/* In a scenario with bans, a third of these go to the end of a ban instead. */
+		st->kind = g->bans && chance(&g->r, 35) ? ST_ADVANCE_BAN : ST_ADVANCE_END;
 		st->n = rnd(&g->r);
 		st->delta = chance(&g->r, 80) ? deltas[below(&g->r, 7)] :
 						-(__s64)below(&g->r, XDP_RL_GRAIN);
@@ -525,6 +575,8 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	sc->lo.layers = chance(&g.r, 35) ? 1 : 1 + below(&g.r, XDP_RL_MAX_LAYERS);
 	sc->lo.sources = sources[below(&g.r, sizeof(sources) / sizeof(sources[0]))];
 	sc->tai = tais[below(&g.r, 3)];
+	k = below(&g.r, 100);
+	g.bans = k < 30 ? 0 : k < 60 ? 1 : 2;
 	gen_pool(&g);
 	gen_settings(&g, &sc->init);
 	g.cur = sc->init;
@@ -584,6 +636,12 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 				st.n = sc->lo.bytes ? 1 + below(&g.r, 1500) : 1 + below(&g.r, 8);
 			else if (st.kind == ST_CHARGE)
 				st.n = sc->lo.bytes ? 1 + below(&g.r, 600) : 1 + below(&g.r, 4);
+			/*
+			 * With bans, more of them take a window over its limit with
+			 * no packet crossing it: the next window opened bans.
+			 */
+			if (st.n && g.bans && chance(&g.r, 30))
+				st.n *= 3;
 		} else if (k < 1000) {
 			st.kind = ST_RESET_ALL;
 		} else {
@@ -688,13 +746,15 @@ static void settings_put(FILE *f, const struct settings *s)
 	else
 		fprintf(f, " --new-sources off");
 	select_put(f, &s->select);
-	fprintf(f, " --link-local %s%s", link_local_names[s->link_local % 3],
-		s->flags & XDP_RL_F_FLEET ? " (fleet mode)" : "");
+	fprintf(f, " --link-local %s", link_local_names[s->link_local % 3]);
+	if (s->ban_ns)
+		fprintf(f, " --ban %s", dur_str(s->ban_ns, w, sizeof(w)));
+	fprintf(f, "%s", s->flags & XDP_RL_F_FLEET ? " (fleet mode)" : "");
 }
 
 static void rule_put(FILE *f, const struct step *st)
 {
-	char a[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN], w[32];
 
 	fprintf(f, "%s/%d", addr_str(st->v6, st->a, a), st->len);
 	if (st->kind == ST_RULE_DEL)
@@ -707,6 +767,8 @@ static void rule_put(FILE *f, const struct step *st)
 		layers_put(f, st->rule.layer, st->rule.nlayers);
 	if (st->rule.flags & XDP_RL_RULE_F_SHARED)
 		fprintf(f, " --shared");
+	if (st->rule.ban_ns)
+		fprintf(f, " --ban %s", dur_str(st->rule.ban_ns, w, sizeof(w)));
 	select_put(f, &st->rule.select);
 }
 
@@ -741,9 +803,15 @@ static void step_put(FILE *f, const struct step *st)
 		fprintf(f, "advance to the end of open window #%llu %+lldns",
 			(unsigned long long)(st->n % 1000), (long long)st->delta);
 		break;
+	case ST_ADVANCE_BAN:
+		fprintf(f, "advance to the end of ban #%llu %+lldns",
+			(unsigned long long)(st->n % 1000), (long long)st->delta);
+		break;
 	case ST_SET:
 		fprintf(f, "set");
 		settings_put(f, &st->set);
+		if (!st->set.ban_ns)
+			fprintf(f, " --ban off");
 		break;
 	case ST_RULE_ADD:
 		fprintf(f, "%s ", st->at_load ? "load --rules: rule" : "rule add");
@@ -805,6 +873,10 @@ enum cover {
 	C_FLEET_REFUSED,
 	C_PASSED_OVER,
 	C_UNREAD,
+	C_BANNED,
+	C_BAN_MADE,
+	C_BAN_TURNOVER,
+	C_BAN_ENDED,
 	C_NCOVER,
 };
 
@@ -828,6 +900,10 @@ static const char *const cover_names[C_NCOVER] = {
 	"refused in fleet mode",
 	"judged past a rule whose selector missed",
 	"counted with a selected field unread (fail closed)",
+	"banned",
+	"bans made over the limit",
+	"bans made opening a window",
+	"bans run out",
 };
 
 static __u64 cover[C_NCOVER];
@@ -840,7 +916,9 @@ struct run {
 	struct model m;
 	struct settings cur;
 	__u32 lsid, next_lsid;
-	__u32 ids; /* rule ids used so far: 0 .. ids - 1 */
+	__u32 ids;	  /* rule ids used so far: 0 .. ids - 1 */
+	int bans;	  /* XDP_RL_F_BANS published: kept once set, as user/live.c does */
+	__u64 max_ban_ns; /* the longest --ban published yet (struct xdp_rl_live's max_ban_ns) */
 	int ncpu;
 	FILE *log;    /* every step and its outcome (NULL: quiet) */
 	__u64 *cover; /* what it exercised is added here (NULL: not counted) */
@@ -913,7 +991,31 @@ static struct model_win table_win(const struct xdp_rl_state *s)
 	return w;
 }
 
-static void win_words(FILE *f, const struct model_win *w)
+/*
+ * The end of the ban window @w holds at @now, 0 if none (model.c's
+ * ban_holds): a table window's ban_until is only ever one that holds.
+ */
+static __u64 ban_in_force(const struct model_win *w, __u64 now)
+{
+	return w->ban_until > now && w->ban_until <= now + XDP_RL_BAN_MAX_NS + XDP_RL_GRAIN ?
+		       w->ban_until :
+		       0;
+}
+
+/* Ban word @word of window @s as the model sees it: its end while it holds at @now, else 0. */
+static __u64 table_ban(__u64 word, const struct xdp_rl_state *s, __u64 now)
+{
+	return xdp_rl_ban_holds(word, s->count_gen, now) ? xdp_rl_start_ns(word) : 0;
+}
+
+/* Whether the two sides' windows differ: start, count, drops apart, fleet share, ban in force. */
+static int win_differ(const struct model_win *mw, const struct model_win *tw, __u64 now)
+{
+	return mw->start != tw->start || mw->count != tw->count || mw->apart != tw->apart ||
+	       mw->remote != tw->remote || ban_in_force(mw, now) != ban_in_force(tw, now);
+}
+
+static void win_words(FILE *f, const struct model_win *w, __u64 now)
 {
 	char t[48];
 
@@ -923,6 +1025,11 @@ static void win_words(FILE *f, const struct model_win *w)
 		fprintf(f, " + %llu dropped apart", (unsigned long long)w->apart);
 	if (w->remote)
 		fprintf(f, ", fleet share %llu", (unsigned long long)w->remote);
+	if (w->ban_until)
+		fprintf(f, ", banned until %s%s", time_str(w->ban_until, t, sizeof(t)),
+			ban_in_force(w, now) ? "" : " (over)");
+	else if (w->ban_made)
+		fprintf(f, ", its ban made");
 }
 
 /* The fleet's share of window @s in the `remote` word @k: while it names the window's generation. */
@@ -946,8 +1053,7 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 	__u32 i;
 
 	for (i = 0; i < n; i++) {
-		int diff = !tw || mw[i].start != tw[i].start || mw[i].count != tw[i].count ||
-			   mw[i].apart != tw[i].apart || mw[i].remote != tw[i].remote;
+		int diff = !tw || win_differ(&mw[i], &tw[i], now);
 
 		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
 		if (lay && i < nlay)
@@ -955,10 +1061,10 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 				dur_str(lay[i].window_ns, d, sizeof(d)),
 				model_over(&mw[i], now, lay[i].window_ns) ? ", over" : "");
 		fprintf(f, ": model ");
-		win_words(f, &mw[i]);
+		win_words(f, &mw[i], now);
 		if (tw) {
 			fprintf(f, " | table ");
-			win_words(f, &tw[i]);
+			win_words(f, &tw[i], now);
 		}
 		fputc('\n', f);
 	}
@@ -972,9 +1078,10 @@ static void key_k(const __u8 *a, __u32 k[4])
 /* The table's windows of a key into @w (room of them): 1, or 0 if it has no slot. */
 static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct model_win *w)
 {
+	const __u64 *base = (const __u64 *)r->e.skel->rodata->cfg_drops_base;
 	struct mtable *mt = run_table(r, t);
 	struct mt_entry en;
-	__u32 k[4], i;
+	__u32 k[4], i, bk;
 	__u64 word;
 
 	memset(w, 0, XDP_RL_MAX_LAYERS * sizeof(*w));
@@ -994,6 +1101,18 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 		w[i].apart = window_drops(&r->e.lim, model_xdp_table(t), en.id, i,
 					  xdp_rl_gen_of_count(en.w[i].count_gen),
 					  en.has_words ? &en.drops[i] : NULL);
+		/*
+		 * Its ban (--ban): the element's word, or the `bans` map's, laid
+		 * out as `drops` (user/sources.c's source_read_ban); while it
+		 * holds only (a stale word is no ban).
+		 */
+		word = 0;
+		bk = xdp_rl_drops_index(base, model_xdp_table(t), en.id, i, mt->layers);
+		if (en.has_words)
+			word = en.bans[i];
+		else if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.bans), &bk, &word))
+			word = ~0ULL; /* unreadable: never a ban the model holds */
+		w[i].ban_until = table_ban(word, &en.w[i], r->m.now);
 		if (!w[i].start)
 			continue;
 		if (en.has_words) {
@@ -1013,9 +1132,13 @@ static int table_windows(struct run *r, int t, const __u8 *a, __u32 lsid, struct
 	return 1;
 }
 
+/* A --shared budget is never banned: its words in `bans` hold none. */
 static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 {
+	const __u64 *base = (const __u64 *)r->e.skel->rodata->cfg_drops_base;
 	struct xdp_rl_layers l;
+	__u64 word;
+	__u32 bk;
 	int i;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.shared), &id, &l))
@@ -1024,6 +1147,9 @@ static int shared_windows(struct run *r, __u32 id, struct model_win *w)
 		w[i] = table_win(&l.layer[i]);
 		w[i].apart = window_drops(&r->e.lim, XDP_RL_T_SHARED, id, i,
 					  xdp_rl_gen_of_count(l.layer[i].count_gen), NULL);
+		bk = xdp_rl_drops_index(base, XDP_RL_T_SHARED, id, i, XDP_RL_MAX_LAYERS);
+		if (!bpf_map_lookup_elem(bpf_map__fd(r->e.skel->maps.bans), &bk, &word))
+			w[i].ban_until = table_ban(word, &l.layer[i], r->m.now);
 		if (w[i].start)
 			w[i].remote = remote_share(
 				r,
@@ -1161,12 +1287,24 @@ static int unknown_key(const struct mt_entry *e, void *ctx)
 static int check_state(struct run *r, const struct model_where *ins, int pre_free)
 {
 	static const int stats_checked[] = {
-		XDP_RL_STAT_PASSED,	  XDP_RL_STAT_DROPPED,	       XDP_RL_STAT_WOULD_DROP,
-		XDP_RL_STAT_NOT_IP,	  XDP_RL_STAT_MALFORMED,       XDP_RL_STAT_NEW_WINDOWS,
-		XDP_RL_STAT_TABLE_ERRORS, XDP_RL_STAT_PASSED_BYTES,    XDP_RL_STAT_DROPPED_BYTES,
-		XDP_RL_STAT_INSERTS,	  XDP_RL_STAT_REFUSED_INSERTS, XDP_RL_STAT_AGGREGATED,
-		XDP_RL_STAT_ALLOWED,	  XDP_RL_STAT_DENIED,	       XDP_RL_STAT_UNSELECTED,
+		XDP_RL_STAT_PASSED,
+		XDP_RL_STAT_DROPPED,
+		XDP_RL_STAT_WOULD_DROP,
+		XDP_RL_STAT_NOT_IP,
+		XDP_RL_STAT_MALFORMED,
+		XDP_RL_STAT_NEW_WINDOWS,
+		XDP_RL_STAT_TABLE_ERRORS,
+		XDP_RL_STAT_PASSED_BYTES,
+		XDP_RL_STAT_DROPPED_BYTES,
+		XDP_RL_STAT_INSERTS,
+		XDP_RL_STAT_REFUSED_INSERTS,
+		XDP_RL_STAT_AGGREGATED,
+		XDP_RL_STAT_ALLOWED,
+		XDP_RL_STAT_DENIED,
+		XDP_RL_STAT_UNSELECTED,
 		XDP_RL_STAT_OVER_LIMIT,
+		XDP_RL_STAT_BANS,
+		XDP_RL_STAT_DROPS_BANNED,
 	};
 	static const char *const stat_names[] = {
 #define STAT_NAME(id, name, help, metric) #name,
@@ -1261,10 +1399,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 			if (!table_windows(r, t, mk->a, mk->lsid, tw))
 				continue;
 			for (j = 0; j < room; j++)
-				if (mk->w[j].start != tw[j].start ||
-				    mk->w[j].count != tw[j].count ||
-				    mk->w[j].apart != tw[j].apart ||
-				    mk->w[j].remote != tw[j].remote)
+				if (win_differ(&mk->w[j], &tw[j], r->m.now))
 					break;
 			if (j == room)
 				continue;
@@ -1279,10 +1414,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		if (!shared_windows(r, id, tw))
 			continue;
 		for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
-			if (r->m.shared[id][i].start != tw[i].start ||
-			    r->m.shared[id][i].count != tw[i].count ||
-			    r->m.shared[id][i].apart != tw[i].apart ||
-			    r->m.shared[id][i].remote != tw[i].remote)
+			if (win_differ(&r->m.shared[id][i], &tw[i], r->m.now))
 				break;
 		if (i == XDP_RL_MAX_LAYERS)
 			continue;
@@ -1347,11 +1479,27 @@ static void publish(struct run *r)
 	live.tai_to_unix_ns = r->sc->tai;
 	live.select = r->cur.select;
 	live.link_local = r->cur.link_local;
+	live.ban_ns = r->cur.ban_ns;
 	/* As user/live.c's live_finish: a selector anywhere, the limits' or a rule's. */
 	for (i = 0; i < r->m.nrules; i++)
 		any |= !xdp_rl_select_all(&r->m.rules[i].r.select);
 	if (any || !xdp_rl_select_all(&live.select))
 		live.flags |= XDP_RL_F_SELECT;
+	/*
+	 * ... and a --ban anywhere sets XDP_RL_F_BANS, which stays set from
+	 * then (live.h), as the longest ban yet stays in max_ban_ns.
+	 */
+	for (i = 0; i < r->m.nrules; i++) {
+		r->bans |= r->m.rules[i].r.ban_ns != 0;
+		if (r->m.rules[i].r.ban_ns > r->max_ban_ns)
+			r->max_ban_ns = r->m.rules[i].r.ban_ns;
+	}
+	r->bans |= live.ban_ns != 0;
+	if (live.ban_ns > r->max_ban_ns)
+		r->max_ban_ns = live.ban_ns;
+	if (r->bans)
+		live.flags |= XDP_RL_F_BANS;
+	live.max_ban_ns = r->max_ban_ns;
 	model_rule_counts(&r->m, &live.nrules4, &live.nrules6);
 	live.max_window_ns = model_rules_max_window(&r->m); /* env_live adds the layers' */
 	env_live(&r->e, &live);
@@ -1410,8 +1558,58 @@ static void run_free(struct run *r)
 
 static void run_advance(struct run *r, __u64 ns)
 {
+	__u64 from = r->m.now;
+	int t, i;
+	__u32 l;
+
 	r->e.skel->bss->fake_now_ns += ns;
 	r->m.now += ns;
+	/* The bans that ran out on the way (the keys pass again). */
+	for (t = 0; r->cover && t < MODEL_TABLES; t++)
+		for (i = 0; i < r->m.t[t].n; i++)
+			for (l = 0; l < r->m.f.room; l++)
+				r->cover[C_BAN_ENDED] +=
+					ban_in_force(&r->m.t[t].k[i].w[l], from) &&
+					!ban_in_force(&r->m.t[t].k[i].w[l], r->m.now);
+}
+
+/* ST_ADVANCE_BAN: how far to the end of the chosen ban in force, plus delta; and which. */
+static __u64 advance_ban(struct run *r, const struct step *st, char *what, size_t len)
+{
+	const struct model *m = &r->m;
+	const struct model_key *k = NULL;
+	int t, i, nc = 0, j, kt = 0, kl = 0;
+	__u64 until;
+	__u32 l;
+	__s64 to;
+	char kw[160], d[32];
+
+	/* The n-th of them, modulo how many there are. */
+	for (t = 0; t < MODEL_TABLES; t++)
+		for (i = 0; i < m->t[t].n; i++)
+			for (l = 0; l < m->f.room; l++)
+				nc += ban_in_force(&m->t[t].k[i].w[l], m->now) != 0;
+	if (!nc) {
+		snprintf(what, len, "no ban in force: 0ns");
+		return 0;
+	}
+	j = st->n % nc;
+	for (t = 0; t < MODEL_TABLES && !k; t++)
+		for (i = 0; i < m->t[t].n && !k; i++)
+			for (l = 0; l < m->f.room && !k; l++)
+				if (ban_in_force(&m->t[t].k[i].w[l], m->now) && !j--) {
+					k = &m->t[t].k[i];
+					kt = t;
+					kl = l;
+				}
+	if (!k)
+		return 0;
+	until = k->w[kl].ban_until;
+	to = (__s64)until + st->delta - (__s64)m->now;
+	key_words(r, kt, k->a, k->lsid, kw, sizeof(kw));
+	snprintf(what, len, "advance, to %+lldns from the end of the ban of %s layer %d: %s",
+		 (long long)st->delta, kw, kl, dur_str(to > 0 ? to : 0, d, sizeof(d)));
+	return to > 0 ? to : 0;
 }
 
 /* ST_ADVANCE_END: how far to the end of the chosen open window, plus delta; and which. */
@@ -1650,8 +1848,9 @@ static void cover_packet(struct run *r, const struct model_out *o)
 	c[C_INSERT] += o->ins.kind == MW_KEY;
 	c[C_CAP_PASS] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_PASS;
 	c[C_CAP_DROP] += o->newsrc == 1 && r->m.live.on_full == XDP_RL_FULL_DROP;
-	c[C_REFUSED] += o->refused_layer >= 0;
-	c[C_UNDONE] += o->refused_layer > 0 && !o->full;
+	c[C_REFUSED] += o->refused_layer >= 0 && o->v != MV_BANNED;
+	c[C_UNDONE] += o->refused_layer > 0 && !o->full && o->v != MV_BANNED;
+	c[C_BANNED] += o->v == MV_BANNED;
 	c[C_FULL] += o->full;
 	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && o->v != MV_UNSELECTED &&
 		    (r->m.live.flags & XDP_RL_F_DRY_RUN);
@@ -1676,7 +1875,7 @@ static int run_step(struct run *r, int i)
 	char what[512] = "", why[160], a[INET6_ADDRSTRLEN];
 	struct pkt p;
 	int pre = -1, got, want, bad = 0;
-	__u64 ns, before = r->m.now;
+	__u64 ns, before = r->m.now, bans = r->m.st.c[XDP_RL_STAT_BANS];
 	FILE *f;
 
 	r->step = i;
@@ -1699,13 +1898,19 @@ static int run_step(struct run *r, int i)
 		r->packets++;
 		r->npackets++;
 		if (o.refused_layer >= 0)
-			snprintf(why, sizeof(why), "%s, refused by layer %d%s", o.why,
-				 o.refused_layer, o.full ? " (full: nothing charged)" : "");
+			snprintf(why, sizeof(why), "%s, refused by layer %d%s%s", o.why,
+				 o.refused_layer, o.full ? " (full: nothing charged)" : "",
+				 r->m.st.c[XDP_RL_STAT_BANS] == bans ? "" :
+				 o.v == MV_BANNED ? " (a ban made opening its window)" :
+						    " (a ban made)");
 		else
 			snprintf(why, sizeof(why), "%s", o.why);
 		snprintf(what, sizeof(what), "%s (%s)", xdp_word(o.xdp), why);
-		if (r->cover)
+		if (r->cover) {
 			cover_packet(r, &o);
+			if (r->m.st.c[XDP_RL_STAT_BANS] != bans)
+				r->cover[o.v == MV_BANNED ? C_BAN_TURNOVER : C_BAN_MADE]++;
+		}
 		if (got != o.xdp) {
 			fprintf(mismatch(r), "verdict: model %s (%s), program %s\n",
 				xdp_word(o.xdp), why, got < 0 ? strerror(-got) : xdp_word(got));
@@ -1714,7 +1919,10 @@ static int run_step(struct run *r, int i)
 		break;
 	case ST_ADVANCE:
 	case ST_ADVANCE_END:
-		ns = st->kind == ST_ADVANCE ? st->n : advance_end(r, st, what, sizeof(what));
+	case ST_ADVANCE_BAN:
+		ns = st->kind == ST_ADVANCE	? st->n :
+		     st->kind == ST_ADVANCE_END ? advance_end(r, st, what, sizeof(what)) :
+						  advance_ban(r, st, what, sizeof(what));
 		run_advance(r, ns);
 		break;
 	case ST_SET:
@@ -1728,7 +1936,8 @@ static int run_step(struct run *r, int i)
 			r->lsid = r->next_lsid++;
 		r->cur = st->set;
 		publish(r);
-		snprintf(what, sizeof(what), "limit set %u", r->lsid);
+		snprintf(what, sizeof(what), "limit set %u%s", r->lsid,
+			 r->bans ? ", bans looked at (XDP_RL_F_BANS)" : "");
 		break;
 	case ST_RULE_ADD:
 		r->ops++;

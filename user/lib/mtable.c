@@ -168,6 +168,7 @@ static int lru_entry(const struct mtable *t, const __u8 *key, const __u8 *v, str
 	for (i = 0; i < t->layers; i++) {
 		memcpy(&e->drops[i], v + xdp_rl_lru_drops_off(t->v6, t->layers, i), 8);
 		memcpy(&e->remote[i], v + xdp_rl_lru_remote_off(t->v6, t->layers, i), 8);
+		memcpy(&e->bans[i], v + xdp_rl_lru_ban_off(t->v6, t->layers, i), 8);
 	}
 	e->has_words = 1;
 	xdp_rl_fresh(e->k, t->v6, e->lsid, t->table, t->seed, &fs, &fc);

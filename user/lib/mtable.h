@@ -51,10 +51,11 @@ struct mt_entry {
 	 * element its hot index (include/xdp_rl.h).
 	 */
 	__u64 id;
-	/* LRU: the element's own drop and fleet words (the bucket table's are in maps). */
+	/* LRU: the element's own drop, fleet and ban words (the bucket table's are in maps). */
 	int has_words;
 	__u64 drops[XDP_RL_MAX_LAYERS];
 	__u64 remote[XDP_RL_MAX_LAYERS];
+	__u64 bans[XDP_RL_MAX_LAYERS];
 };
 
 /*

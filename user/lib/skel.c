@@ -101,7 +101,7 @@ static struct btf *lru_btf(int v6, __u32 layers, int *key, int *value)
 {
 	const __u32 head = xdp_rl_lru_head(v6) * 8, klen = xdp_rl_lru_key_size(v6);
 	struct btf *b = btf__new_empty();
-	int u8, u32, u64, addr, win, wins, drop, drops, rem, rems, ok;
+	int u8, u32, u64, addr, win, wins, drop, drops, rem, rems, ban, bans, ok;
 
 	if (!b)
 		return NULL;
@@ -124,24 +124,30 @@ static struct btf *lru_btf(int v6, __u32 layers, int *key, int *value)
 	rem = btf_struct(b, "xdp_rl_remote", 8, 2, (const char *const[]){ "count", "gen" },
 			 (const int[]){ u64, u64 }, (const __u32[]){ 0, XDP_RL_REMOTE_BITS },
 			 (const __u32[]){ XDP_RL_REMOTE_BITS, 64 - XDP_RL_REMOTE_BITS });
+	/* A ban word (include/xdp_rl.h): as start_gen, when it ends above the generation. */
+	ban = btf_struct(b, "xdp_rl_ban", 8, 2, (const char *const[]){ "gen", "until" },
+			 (const int[]){ u64, u64 }, (const __u32[]){ 0, XDP_RL_GEN_BITS },
+			 (const __u32[]){ XDP_RL_GEN_BITS, 64 - XDP_RL_GEN_BITS });
 #else
 	win = btf_struct(b, "xdp_rl_window", 16, 2,
 			 (const char *const[]){ "start_gen", "count_gen" },
 			 (const int[]){ u64, u64 }, (const __u32[]){ 0, 64 },
 			 (const __u32[]){ 0, 0 });
-	drop = rem = u64;
+	drop = rem = ban = u64;
 #endif
 	wins = btf__add_array(b, u32, win, layers);
 	drops = btf__add_array(b, u32, drop, layers);
 	rems = btf__add_array(b, u32, rem, layers);
+	bans = btf__add_array(b, u32, ban, layers);
 	*value = btf_struct(
-		b, v6 ? "xdp_rl_source6" : "xdp_rl_source4", xdp_rl_lru_value_size(v6, layers), 5,
-		(const char *const[]){ "key", "seen", "window", "drops", "remote" },
-		(const int[]){ *key, u64, wins, drops, rems },
-		(const __u32[]){ 0, head - 64, head, head + layers * 128, head + layers * 192 },
-		(const __u32[]){ 0, 0, 0, 0, 0 });
+		b, v6 ? "xdp_rl_source6" : "xdp_rl_source4", xdp_rl_lru_value_size(v6, layers), 6,
+		(const char *const[]){ "key", "seen", "window", "drops", "remote", "bans" },
+		(const int[]){ *key, u64, wins, drops, rems, bans },
+		(const __u32[]){ 0, head - 64, head, head + layers * 128, head + layers * 192,
+				 head + layers * 256 },
+		(const __u32[]){ 0, 0, 0, 0, 0, 0 });
 	ok = u8 > 0 && u32 > 0 && u64 > 0 && addr > 0 && *key > 0 && win > 0 && drop > 0 &&
-	     rem > 0 && wins > 0 && drops > 0 && rems > 0 && *value > 0;
+	     rem > 0 && ban > 0 && wins > 0 && drops > 0 && rems > 0 && bans > 0 && *value > 0;
 	if (!ok || btf__load_into_kernel(b)) {
 		btf__free(b);
 		errno = errno ? errno : EINVAL;
@@ -216,7 +222,8 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	       bpf_map__set_max_entries(skel->maps.hot_key,
 					lru ? xdp_rl_hot_entries(f->max_sources) : 1) ||
 	       bpf_map__set_max_entries(skel->maps.drops, t.ndrops) ||
-	       bpf_map__set_max_entries(skel->maps.remote, t.ndrops);
+	       bpf_map__set_max_entries(skel->maps.remote, t.ndrops) ||
+	       bpf_map__set_max_entries(skel->maps.bans, t.ndrops);
 }
 
 int skel_clock(struct xdp_rl *skel, struct xdp_rl_live *live)
