@@ -419,6 +419,7 @@ static int change(struct limiter *l, struct config *cur, struct config *c, struc
 	next.on_full = c->s.live.on_full;
 	next.select = c->s.live.select;
 	next.link_local = c->s.live.link_local;
+	next.ban_ns = c->s.live.ban_ns;
 	/* A new number of layers is a new limit set (I3, bpf/window.h), as for set. */
 	if (relayer)
 		next.lsid = l->cfg.next_lsid++;

@@ -19,6 +19,7 @@ const struct word capture_reason_words[] = {
 	{ "dropped", XDP_RL_CAP_DROPPED },
 	{ "denied", XDP_RL_CAP_DENIED },
 	{ "full", XDP_RL_CAP_FULL },
+	{ "banned", XDP_RL_CAP_BANNED }, /* a key under a ban (--ban) */
 	{ "malformed", XDP_RL_CAP_MALFORMED },
 	{ "passed", XDP_RL_CAP_PASSED },
 	{ "allowed", XDP_RL_CAP_ALLOWED },

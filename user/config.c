@@ -16,7 +16,7 @@
 #include "log.h"
 #include "rules.h"
 
-#define CONFIG_WORDS 16 /* words on a line at most, as on a rules file's */
+#define CONFIG_WORDS 17 /* words on a line at most: "rule" and a rules file line's 16 */
 #define GROUP_TEXT   256
 
 /* "NAME:LINE: ..." (or "NAME: ..." for line 0) into @why; -1. */
@@ -436,8 +436,9 @@ static void setting_text(const struct setting *t, const struct settings *s, char
 	switch (t->kind) {
 	case SK_NUMBER: add(buf, t->name, "%llu", (unsigned long long)setting_value(t, s)); break;
 	case SK_DURATION:
+	case SK_DUR_OFF:
 		fmt_duration(setting_value(t, s), d, sizeof(d));
-		add(buf, t->name, "%s", d);
+		add(buf, t->name, "%s", t->kind == SK_DUR_OFF && !setting_value(t, s) ? "off" : d);
 		break;
 	case SK_LAYERS:
 		for (i = 0; i < s->live.nlayers && i < XDP_RL_MAX_LAYERS; i++) {

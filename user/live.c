@@ -93,6 +93,14 @@ void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 	live->flags &= ~XDP_RL_F_SELECT;
 	if (rs->any_select || !xdp_rl_select_all(&live->select))
 		live->flags |= XDP_RL_F_SELECT;
+	/* Sticky (live.h): bans made under an earlier --ban may still hold. */
+	if (live->ban_ns || rs->any_ban)
+		live->flags |= XDP_RL_F_BANS;
+	/* The longest ban since the tables were made, as sticky (buckets.h keeps such slots). */
+	if (live->ban_ns > live->max_ban_ns)
+		live->max_ban_ns = live->ban_ns;
+	if (rs->max_ban > live->max_ban_ns)
+		live->max_ban_ns = rs->max_ban;
 	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		if (!shortest || live->layer[i].window_ns < shortest)
 			shortest = live->layer[i].window_ns;
@@ -134,6 +142,10 @@ void live_describe(const struct xdp_rl_live *live, int bytes, char *buf, size_t 
 		if (off < len)
 			fmt_select(&live->select, buf + off, len - off);
 		off = strlen(buf);
+	}
+	if (off < len && live->ban_ns) {
+		fmt_duration(live->ban_ns, w, sizeof(w));
+		off += snprintf(buf + off, len - off, ", a key over its limit banned for %s", w);
 	}
 	if (off < len && live->new_sources.limit) {
 		fmt_duration(live->new_sources.window_ns, w, sizeof(w));

@@ -32,14 +32,20 @@ const char *live_clock_name(const struct xdp_rl_live *live);
 
 /*
  * Derived settings (the clock, the TAI offset, when the limits last
- * changed, the longest window in force, whether a selector is set), before
- * publishing @live. @rs says what of the rules matters; @prev is what runs now (NULL for a new
+ * changed, the longest window in force, whether a selector is set, whether
+ * a ban may hold), before publishing @live. XDP_RL_F_BANS is set while a
+ * --ban is set (@live's or a rule's) and never cleared here: a ban made
+ * before may still hold, and the datapath looks at bans only while it is
+ * set. Every change starts from the running settings, so it stays; only a
+ * load that makes new tables starts without it (loader.c). @rs says what of the rules matters; @prev is what runs now (NULL for a new
  * limiter); @rules_changed says the rules changed too.
  */
 /* What of the rules the live settings depend on (rules.h: rules_summarize). */
 struct rules_summary {
 	__u64 min_window, max_window; /* their shortest and longest windows, 0: none */
 	int any_select;		      /* one of them has a selector */
+	int any_ban;		      /* one of them has a --ban */
+	__u64 max_ban;		      /* ... and the longest, 0: none */
 };
 
 void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,

@@ -270,7 +270,7 @@ static int keep_rules_room(const struct limiter *old, struct settings *s, const 
 static int map_failed(struct xdp_rl *skel, const struct xdp_rl_fixed *f, const char *ifname)
 {
 	static const char *const per_source[] = { "src4",   "src6", "agg4",    "agg6", "drops",
-						  "remote", "hot",  "hot_key", "lru" };
+						  "remote", "hot",  "hot_key", "lru",  "bans" };
 	const char *name = log_libbpf_failed_map();
 	int e = errno, cpus = libbpf_num_possible_cpus(), sized = 0;
 	struct bpf_map *m;
@@ -412,6 +412,16 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	/* A fleet agent syncing the old limiter goes on with this one (cmd/fleet.c). */
 	if (replacing)
 		s->live.flags |= limiter_live(&old)->flags & XDP_RL_F_FLEET;
+	/*
+	 * Bans made in tables a replacement keeps may still hold: they are
+	 * looked at, as before (live.h); new tables hold none.
+	 */
+	s->live.flags &= ~XDP_RL_F_BANS;
+	s->live.max_ban_ns = 0;
+	if (replacing && same_tables(&old.cfg.fixed, &s->fixed)) {
+		s->live.flags |= limiter_live(&old)->flags & XDP_RL_F_BANS;
+		s->live.max_ban_ns = limiter_live(&old)->max_ban_ns;
+	}
 	/* The lists a replacement keeps are looked up, as before. */
 	s->live.flags &= ~(XDP_RL_F_LISTS4 | XDP_RL_F_LISTS6);
 	if (replacing) {

@@ -64,6 +64,7 @@ struct mlim {
 	struct xdp_rl_stats st;
 	__u64 open[2]; /* sources with an open window: IPv4, IPv6 */
 	__u64 over[2]; /* ... of them, over a limit in it */
+	__u64 bans[2]; /* ... of them, under a ban (--ban) */
 	__u64 memory;
 	struct mrule *rules;
 	size_t nrules, cap;
@@ -102,12 +103,13 @@ static int collect_rule(const struct rule_spec *r, void *ctx)
 }
 
 /*
- * Sources with an open window, and of them those over a limit in it (a
- * window's count past the limit: the packet that took it there was an
- * over-limit event), in the one walk of the table (sources.h).
+ * Sources with an open window (or a ban in force), of them those over a
+ * limit in it (a window's count past the limit: the packet that took it
+ * there was an over-limit event), and those under a ban, in the one walk
+ * of the table (sources.h).
  */
 struct open_over {
-	__u64 open, over;
+	__u64 open, over, banned;
 };
 
 static int open_over_one(const struct source *src, void *ctx)
@@ -116,6 +118,7 @@ static int open_over_one(const struct source *src, void *ctx)
 	__u32 i;
 
 	n->open++;
+	n->banned += source_banned(src);
 	for (i = 0; i < src->nlayers; i++)
 		if (src->count[i] > src->lay[i].limit) {
 			n->over++;
@@ -157,11 +160,12 @@ static int collect(struct mset *s, const struct limiter *l)
 		return -1;
 	}
 	for (k = 0; k < 2; k++) {
-		struct open_over n = { 0, 0 };
+		struct open_over n = { 0, 0, 0 };
 
 		foreach_source(l, k ? PIN_SRC6 : PIN_SRC4, open_over_one, &n);
 		m->open[k] = n.open;
 		m->over[k] = n.over;
+		m->bans[k] = n.banned;
 	}
 	/* What sources.c keeps of this limiter: the next one may be at the same address. */
 	drops_forget();
@@ -513,11 +517,15 @@ static void write_rules(FILE *f, const struct mset *s)
 static void write_gauges(FILE *f, const struct mset *s)
 {
 	struct fam sources = { f, "sources", "gauge",
-			       "Sources with an open window in the table, per family", 0 };
+			       "Sources with an open window or a ban in the table, per family", 0 };
 	struct fam over = { f, "sources_over_limit", "gauge",
 			    "Sources with an open window over its limit (dropped until it ends), "
 			    "per family",
 			    0 };
+	struct fam banned = { f, "sources_banned", "gauge",
+			      "Sources under a ban (--ban) now, every packet refused until it ends, "
+			      "per family",
+			      0 };
 	struct fam room = { f, "sources_limit", "gauge",
 			    "Sources the table is sized to hold without evicting, per family "
 			    "(--max-sources)",
@@ -568,6 +576,12 @@ static void write_gauges(FILE *f, const struct mset *s)
 			kv[0] = "family";
 			kv[1] = families[fam];
 			sample_u64(&over, s->v[i].ifname, kv, 1, s->v[i].over[fam]);
+		}
+	for (i = 0; i < s->n; i++)
+		for (fam = 0; fam < 2; fam++) {
+			kv[0] = "family";
+			kv[1] = families[fam];
+			sample_u64(&banned, s->v[i].ifname, kv, 1, s->v[i].bans[fam]);
 		}
 	for (i = 0; i < s->n; i++)
 		for (fam = 0; fam < 2; fam++) {

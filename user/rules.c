@@ -20,7 +20,7 @@
 #include "vec.h"
 
 /* The options of a rule, in rule_opts' order: rule_parse's ids. */
-enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_PROTO, OPT_DPORT, OPT_SYN };
+enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_BAN, OPT_PROTO, OPT_DPORT, OPT_SYN };
 
 /*
  * A rule's options, in the order rule_format gives them: rule_parse's
@@ -33,6 +33,8 @@ const struct opt_spec rule_opts[] = {
 	{ "layer", OPT_LAYER, "N/DUR",
 	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
 	{ "shared", OPT_SHARED, NULL, "one budget for the whole prefix (with --layer)" },
+	{ "ban", OPT_BAN, "DUR",
+	  "a source that goes over the rule's limits is refused all its\npackets for DUR (1ms..366d; with --layer, not --shared)" },
 	{ "proto", OPT_PROTO, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
 	{ "dport", OPT_DPORT, "LIST", "... to packets to these destination ports only (tcp, udp)" },
 	{ "syn", OPT_SYN, NULL,
@@ -59,7 +61,7 @@ const struct word rule_action_words[] = {
 	{ NULL, 0 },
 };
 
-#define RULE_WORDS 16 /* words on one line of a rules file, at most */
+#define RULE_WORDS 17 /* "rule" and the words of a line of a rules file (16), at most */
 
 int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len)
 {
@@ -92,6 +94,17 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		case OPT_DENY: deny = 1; break;
 		case OPT_SHARED: r->rule.flags |= XDP_RL_RULE_F_SHARED; break;
 		case OPT_SYN: r->rule.select.syn = 1; break;
+		case OPT_BAN:
+			e = strcmp(optarg, "off") && strcmp(optarg, "0") ?
+				    parse_duration(optarg, WINDOW_MIN_NS, XDP_RL_BAN_MAX_NS,
+						   &r->rule.ban_ns) :
+				    NULL;
+			if (e) {
+				snprintf(why, len, "invalid --ban '%.40s': %s (or 'off')", optarg,
+					 e);
+				return -1;
+			}
+			break;
 		case OPT_PROTO:
 			e = word_parse(proto_words, optarg, &proto);
 			if (e) {
@@ -149,6 +162,17 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 	}
 	if (allow + deny + !!r->rule.nlayers != 1) {
 		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
+		return -1;
+	}
+	if ((seen & 1U << (OPT_BAN - OPT_ALLOW)) && !r->rule.nlayers) {
+		snprintf(why, len,
+			 "--ban goes with --layer (an --allow or --deny rule has no limit to "
+			 "go over)");
+		return -1;
+	}
+	if ((seen & 1U << (OPT_BAN - OPT_ALLOW)) && (r->rule.flags & XDP_RL_RULE_F_SHARED)) {
+		snprintf(why, len,
+			 "a --shared budget is not banned: --ban applies to per-source limits");
 		return -1;
 	}
 	e = check_select(&r->rule.select);
@@ -562,7 +586,7 @@ static void layers_text(const struct xdp_rl_layer *l, __u32 n, char *buf, size_t
 
 void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 {
-	char pfx[INET6_ADDRSTRLEN + 8], lay[160], sel[96] = "";
+	char pfx[INET6_ADDRSTRLEN + 8], lay[160], sel[96] = "", ban[40];
 
 	fmt_prefix(&r->addr, r->prefix, pfx, sizeof(pfx));
 	if (!xdp_rl_select_all(&r->rule.select)) {
@@ -578,8 +602,13 @@ void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 		return;
 	}
 	layers_text(r->rule.layer, r->rule.nlayers, lay, sizeof(lay));
-	snprintf(buf, len, "%s%s limit %s%s", pfx, sel, lay,
-		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "");
+	ban[0] = '\0';
+	if (r->rule.ban_ns) {
+		strcpy(ban, " ban ");
+		fmt_duration(r->rule.ban_ns, ban + 5, sizeof(ban) - 5);
+	}
+	snprintf(buf, len, "%s%s limit %s%s%s", pfx, sel, lay,
+		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "", ban);
 }
 
 static int any_select(const struct rule_spec *r, void *ctx)
@@ -588,11 +617,26 @@ static int any_select(const struct rule_spec *r, void *ctx)
 	return 0;
 }
 
+static int any_ban(const struct rule_spec *r, void *ctx)
+{
+	*(int *)ctx |= r->rule.ban_ns != 0;
+	return 0;
+}
+
+static int max_ban(const struct rule_spec *r, void *ctx)
+{
+	if (r->rule.ban_ns > *(__u64 *)ctx)
+		*(__u64 *)ctx = r->rule.ban_ns;
+	return 0;
+}
+
 void rules_summary_add(struct rules_summary *rs, const struct rule_spec *r)
 {
 	min_window(r, &rs->min_window);
 	max_window(r, &rs->max_window);
 	any_select(r, &rs->any_select);
+	any_ban(r, &rs->any_ban);
+	max_ban(r, &rs->max_ban);
 }
 
 void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs)
@@ -601,6 +645,8 @@ void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules
 	rules_foreach(fd, min_window, &rs->min_window);
 	rules_foreach(fd, max_window, &rs->max_window);
 	rules_foreach(fd, any_select, &rs->any_select);
+	rules_foreach(fd, any_ban, &rs->any_ban);
+	rules_foreach(fd, max_ban, &rs->max_ban);
 	if (adding)
 		rules_summary_add(rs, adding);
 }
@@ -700,6 +746,12 @@ void rule_format(const struct rule_spec *r, char *buf, size_t len)
 		case OPT_SHARED:
 			if (r->rule.flags & XDP_RL_RULE_F_SHARED)
 				off += snprintf(buf + off, len - off, " --%s", o->name);
+			break;
+		case OPT_BAN:
+			if (r->rule.ban_ns) {
+				fmt_duration(r->rule.ban_ns, w, sizeof(w));
+				off += snprintf(buf + off, len - off, " --%s %s", o->name, w);
+			}
 			break;
 		case OPT_PROTO:
 			if (r->rule.select.proto)

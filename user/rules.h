@@ -33,7 +33,7 @@ extern const struct opt_spec rule_opts[];
 extern const struct opt_words rule_words[];
 
 /*
- * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared])` from
+ * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared]) [--ban DUR] ...` from
  * argv[0..argc) (getopt style: argv[0] is skipped). On error, writes why to
  * @why and returns -1.
  */

@@ -79,34 +79,34 @@ const struct setting settings_table[] = {
 	  .conf_pos = 4, .show = SHOW_MATCH },
 	{ "bytes", OPT_BYTES, IN_LOAD | IN_CONFIG, NULL, "count frame bytes instead of packets",
 	  .kind = SK_SWITCH, FIELD(fixed.bytes), AT(fixed.bytes), .mask = 1, .on = 1,
-	  .conf_pos = 11, .show = SHOW_SET, .unset = "not given, so each packet counts 1",
+	  .conf_pos = 12, .show = SHOW_SET, .unset = "not given, so each packet counts 1",
 	  .form = "\n[--bytes]" },
 
 	{ "v4-prefix", OPT_V4_PREFIX, IN_LOAD | IN_CONFIG, "LEN",
 	  "IPv4 sources share a window per /LEN (0..32, default 32)", .kind = SK_NUMBER,
-	  FIELD(fixed.v4_prefix), AT(fixed.v4_prefix), .min = 0, .max = 32, .conf_pos = 12,
+	  FIELD(fixed.v4_prefix), AT(fixed.v4_prefix), .min = 0, .max = 32, .conf_pos = 13,
 	  .form = "[--v4-prefix LEN]" },
 
 	{ "v6-prefix", OPT_V6_PREFIX, IN_LOAD | IN_CONFIG, "LEN",
 	  "IPv6 sources share a window per /LEN (0..128, default 64)", .kind = SK_NUMBER,
-	  FIELD(fixed.v6_prefix), AT(fixed.v6_prefix), .min = 0, .max = 128, .conf_pos = 13,
+	  FIELD(fixed.v6_prefix), AT(fixed.v6_prefix), .min = 0, .max = 128, .conf_pos = 14,
 	  .form = "[--v6-prefix LEN]" },
 
 	{ "max-sources", OPT_MAX_SOURCES, IN_LOAD | IN_CONFIG, "N",
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)",
 	  .kind = SK_NUMBER, FIELD(fixed.max_sources), AT(fixed.max_sources),
-	  .min = MAX_SOURCES_MIN, .max = MAX_SOURCES_MAX, .conf_pos = 14,
+	  .min = MAX_SOURCES_MIN, .max = MAX_SOURCES_MAX, .conf_pos = 15,
 	  .form = "[--max-sources N]" },
 
 	{ "max-layers", OPT_MAX_LAYERS, IN_LOAD | IN_CONFIG, "N",
-	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 64 bytes a source each, 32 with --table lru)",
+	  "layers each source has room for, 1..4 (default: as many\nas --layer or the rules need; 80 bytes a source each, 40 with --table lru)",
 	  .kind = SK_NUMBER, FIELD(max_layers), AT(fixed.max_layers), .min = 1,
-	  .max = XDP_RL_MAX_LAYERS, .conf_pos = 15, .form = "\n[--max-layers N]" },
+	  .max = XDP_RL_MAX_LAYERS, .conf_pos = 16, .form = "\n[--max-layers N]" },
 
 	{ "table", OPT_TABLE, IN_LOAD | IN_CONFIG, "KIND",
 	  "what keeps the sources' windows: buckets (default), xdp-rl's\nown table, or lru, the kernel's LRU hash (doc/tables.md\nsays when each is the better choice)",
 	  .kind = SK_WORD, FIELD(fixed.table), AT(fixed.table), .words = table_words,
-	  .conf_pos = 16, .form = "[--table buckets|lru]" },
+	  .conf_pos = 17, .form = "[--table buckets|lru]" },
 
 	{ "rules", OPT_RULES, IN_LOAD, "FILE",
 	  "per-prefix rules, one a line, as 'xdp-rl rule add' takes\nthem after IFACE; '#' starts a comment",
@@ -115,44 +115,44 @@ const struct setting settings_table[] = {
 	{ "new-sources", OPT_NEW_SOURCES, IN_LOAD | IN_SET | IN_CONFIG, "N/DUR",
 	  "admit at most N new sources to the table per DUR; past\nthat, new sources are handled by --on-table-full",
 	  "N/DUR|off", "as for load", 8, SK_RATE, FIELD(live.new_sources), AT(live.new_sources), 1,
-	  .hint = " (or 'off')", .conf_pos = 6,
+	  .hint = " (or 'off')", .conf_pos = 7,
 	  .form = "[--new-sources N/DUR\n[--on-table-full pass|drop|aggregate]]",
 	  .set_form = "[--new-sources N/DUR|off]" },
 
 	{ "on-table-full", OPT_ON_FULL, IN_LOAD | IN_SET | IN_CONFIG, "POLICY",
 	  "pass (default), drop, or aggregate (one window per /24\nor /48, with the same layers)",
 	  "P", "pass, drop or aggregate, as for load", 9, SK_WORD, FIELD(live.on_full),
-	  AT(live.on_full), 1, .words = on_full_words, .conf_pos = 6, .show = SHOW_NEW_SOURCES,
+	  AT(live.on_full), 1, .words = on_full_words, .conf_pos = 7, .show = SHOW_NEW_SOURCES,
 	  .set_form = "[--on-table-full P]" },
 
 	{ "proto", OPT_PROTO, IN_LOAD | IN_SET | IN_CONFIG, "P",
 	  "limit only tcp, udp, icmp or icmpv6 packets (default: any);\nthe others pass untouched",
 	  "P", "the packets limited, as for load; any: every protocol", 10, SK_WORD,
-	  FIELD(live.select.proto), AT(live.select.proto), .words = proto_words, .conf_pos = 7,
+	  FIELD(live.select.proto), AT(live.select.proto), .words = proto_words, .conf_pos = 8,
 	  .form = "[--proto P]", .set_form = "\n[--proto P|any]" },
 
 	{ "dport", OPT_DPORT, IN_LOAD | IN_SET | IN_CONFIG, "LIST",
 	  "limit only packets to these destination ports, e.g.\n80,443,8000-8100 (tcp or udp): your services' ports, so\n"
 	  "that replies to the server's own connections pass",
 	  "LIST", "as for load; any: every port", 11, SK_PORTS, FIELD(live.select), AT(live.select),
-	  .hint = " (e.g. 80,443,8000-8100, or any)", .conf_pos = 8, .form = "[--dport LIST]",
+	  .hint = " (e.g. 80,443,8000-8100, or any)", .conf_pos = 9, .form = "[--dport LIST]",
 	  .set_form = "[--dport LIST|any]" },
 
 	{ "syn", OPT_SYN, IN_LOAD | IN_SET | IN_CONFIG, NULL,
 	  "limit only TCP SYNs without ACK: new connections", NULL,
 	  "limit only TCP SYNs without ACK", 12, SK_SWITCH, FIELD(live.select.syn),
-	  AT(live.select.syn), .mask = 1, .on = 1, .pair = OPT_NO_SYN, .conf_pos = 9,
+	  AT(live.select.syn), .mask = 1, .on = 1, .pair = OPT_NO_SYN, .conf_pos = 10,
 	  .show = SHOW_MATCH, .form = "\n[--syn]", .set_form = "[--syn|--no-syn]" },
 
 	{ "no-syn", OPT_NO_SYN, IN_SET | IN_CONFIG,
 	  .set_help = "limit every packet the other selectors take", .set_pos = 13,
 	  .kind = SK_SWITCH, FIELD(live.select.syn), AT(live.select.syn), .mask = 1, .on = 0,
-	  .pair = OPT_SYN, .conf_pos = 9, .show = SHOW_MATCH },
+	  .pair = OPT_SYN, .conf_pos = 10, .show = SHOW_MATCH },
 	{ "link-local", OPT_LINK_LOCAL, IN_LOAD | IN_SET | IN_CONFIG, "HOW",
 	  "link-local sources (fe80::/10, 169.254.0.0/16): each keyed\nby its own address (per-address, default), by the prefix\n"
 	  "as any source (prefix), or never limited (exempt)",
 	  "HOW", "per-address, prefix or exempt, as for load", 14, SK_WORD, FIELD(live.link_local),
-	  AT(live.link_local), .words = link_local_words, .conf_pos = 10,
+	  AT(live.link_local), .words = link_local_words, .conf_pos = 11,
 	  .form = "[--link-local per-address|prefix|exempt]",
 	  .set_form = "\n[--link-local per-address|prefix|exempt]" },
 
@@ -165,25 +165,32 @@ const struct setting settings_table[] = {
 	{ "enforce", OPT_ENFORCE, IN_SET | IN_CONFIG, .set_help = "drop again", .set_pos = 5,
 	  .kind = SK_SWITCH, FIELD(live.flags), AT(live.flags), 1, .mask = XDP_RL_F_DRY_RUN,
 	  .on = 0, .pair = OPT_DRY_RUN, .conf_pos = 5, .show = SHOW_MATCH },
+
+	{ "ban", OPT_BAN, IN_LOAD | IN_SET | IN_CONFIG, "DUR",
+	  "after a source goes over its limit, refuse all its packets\nfor DUR, 1ms..366d (default off)",
+	  "DUR|off", "changes the length of bans made from now on; bans in\nforce keep their end",
+	  15, SK_DUR_OFF, FIELD(live.ban_ns), AT(live.ban_ns), 1, .min = WINDOW_MIN_NS,
+	  .max = XDP_RL_BAN_MAX_NS, .hint = " (or 'off')", .conf_pos = 6, .form = "[--ban DUR]",
+	  .set_form = "[--ban DUR|off]" },
 	{ "mode", OPT_MODE, IN_LOAD | IN_CONFIG, "MODE",
 	  "native (driver, default) or generic (skb)", .kind = SK_WORD, FIELD(fixed.xdp_mode),
-	  AT(fixed.xdp_mode), .words = mode_words, .conf_pos = 17,
+	  AT(fixed.xdp_mode), .words = mode_words, .conf_pos = 18,
 	  .form = "\n[--mode native|generic]" },
 
 	{ "attach", OPT_ATTACH, IN_LOAD | IN_CONFIG, "HOW",
 	  "shared: through libxdp's dispatcher, beside other XDP\nprograms (xdp-filter, ...); alone: the interface's one\nprogram; auto (default): shared where the kernel runs\nthe dispatcher, else alone",
 	  .kind = SK_WORD, FIELD(fixed.attach), AT(fixed.attach), .words = attach_words,
-	  .conf_pos = 18, .form = "[--attach auto|shared|alone]" },
+	  .conf_pos = 19, .form = "[--attach auto|shared|alone]" },
 
 	{ "priority", OPT_PRIORITY, IN_LOAD | IN_CONFIG, "N",
 	  "shared: run priority among the dispatcher's programs,\nlower first (default 50, as libxdp's)",
 	  .kind = SK_NUMBER, FIELD(fixed.priority), AT(fixed.priority), .min = 0,
-	  .max = XDP_RL_PRIORITY_MAX, .conf_pos = 19, .form = "[--priority N]" },
+	  .max = XDP_RL_PRIORITY_MAX, .conf_pos = 20, .form = "[--priority N]" },
 
 	{ "pass-to", OPT_PASS_TO, IN_LOAD | IN_CONFIG, "WHERE",
 	  "shared: where a packet xdp-rl passes goes: the next\nprogram (default), or the stack, skipping the rest",
 	  .kind = SK_WORD, FIELD(fixed.pass_next), AT(fixed.pass_next), .words = pass_to_words,
-	  .conf_pos = 20, .form = "\n[--pass-to next|stack]" },
+	  .conf_pos = 21, .form = "\n[--pass-to next|stack]" },
 
 	{ "force", OPT_FORCE, IN_LOAD, NULL,
 	  "replace a limiter already on IFACE without a gap;\nwindows are kept when the table settings are unchanged",
@@ -340,6 +347,13 @@ int settings_option(int opt, const char *arg, struct settings *s, struct why *wh
 		break;
 	case SK_DURATION:
 		e = parse_duration(arg, t->min, t->max, &n);
+		if (!e)
+			field_put(s, t->off, t->size, n);
+		break;
+	case SK_DUR_OFF:
+		n = 0;
+		if (strcmp(arg, "off") && strcmp(arg, "0"))
+			e = parse_duration(arg, t->min, t->max, &n);
 		if (!e)
 			field_put(s, t->off, t->size, n);
 		break;

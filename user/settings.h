@@ -51,6 +51,7 @@ enum {
 	OPT_ATTACH,
 	OPT_PRIORITY,
 	OPT_PASS_TO,
+	OPT_BAN,
 	OPT_END /* one past the last */
 };
 
@@ -62,6 +63,7 @@ enum setting_kind {
 	SK_COMMAND,  /* not a setting: its command takes it (--force, --rules) */
 	SK_NUMBER,   /* a number in [min, max] */
 	SK_DURATION, /* a duration in [min, max] ns */
+	SK_DUR_OFF,  /* ... or off (or 0): 0 */
 	SK_LAYERS,   /* N/DUR, a layer more each time it is given */
 	SK_RATE,     /* N/DUR or off */
 	SK_WORD,     /* one of .words */
@@ -101,7 +103,7 @@ struct setting {
 	size_t off, size;	  /* what it fills in struct settings */
 	size_t at;		  /* where a limiter's settings hold it (printed, merged by set) */
 	int merge;		  /* set merges it from .at into the running settings */
-	__u64 min, max;		  /* SK_NUMBER, SK_DURATION */
+	__u64 min, max;		  /* SK_NUMBER, SK_DURATION, SK_DUR_OFF */
 	const struct word *words; /* SK_WORD, and what `help --options` lists */
 	__u64 mask, on;		  /* SK_SWITCH */
 	int pair;		  /* SK_SWITCH: its opposite (OPT_*), given with it */

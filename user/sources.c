@@ -132,7 +132,7 @@ int window_words_base(const struct limiter *l, __u64 base[XDP_RL_T_SHARED + 1], 
  */
 struct drops_view {
 	const struct limiter *l;
-	__u64 *words, *remote;
+	__u64 *words, *remote, *bans;
 	size_t len, nwords;
 	__u64 base[XDP_RL_T_SHARED + 1];
 	struct xdp_rl_hot *pending; /* every CPU's entries, summed by window, sorted */
@@ -152,6 +152,7 @@ void drops_forget(void)
 {
 	mapmem_unmap(dv.words, dv.len);
 	mapmem_unmap(dv.remote, dv.len);
+	mapmem_unmap(dv.bans, dv.len);
 	free(dv.pending);
 	memset(&dv, 0, sizeof(dv));
 }
@@ -244,6 +245,8 @@ static const struct drops_view *drops_of_limiter(const struct limiter *l)
 		return NULL;
 	/* The fleet's share: where it cannot be read, none is shown. */
 	dv.remote = map_words(l->fd[PIN_REMOTE], dv.nwords);
+	/* The bans (--ban): where they cannot be read, none is shown. */
+	dv.bans = map_words(l->fd[PIN_BANS], dv.nwords);
 	/* Each CPU's entries may hold other windows than another's: all of them, by window. */
 	if (hot_read(l->fd[PIN_HOT], ncpu > 0 ? ncpu : 1))
 		return NULL;
@@ -317,6 +320,36 @@ __u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, 
 	return w >> XDP_RL_REMOTE_BITS == (gen & 0xffff) ? w & XDP_RL_REMOTE_MASK : 0;
 }
 
+void source_read_ban(const struct limiter *l, struct source *src, const struct xdp_rl_state *st,
+		     __u32 n, __u32 t, __u64 index, const __u64 *words, __u64 now)
+{
+	const struct drops_view *d = words ? NULL : drops_of_limiter(l);
+	__u32 room = l->cfg.fixed.max_layers, i;
+	__u64 w, k;
+
+	src->ban_ends_ns = src->ban_ends_in_ns = 0;
+	/* As the datapath: bans are looked at only while they may hold (XDP_RL_F_BANS). */
+	if (!st || t >= XDP_RL_T_SHARED || !(limiter_live(l)->flags & XDP_RL_F_BANS))
+		return;
+	for (i = 0; i < n && i < room && i < XDP_RL_MAX_LAYERS; i++) {
+		if (words) {
+			w = words[i];
+		} else {
+			if (!d || !d->bans)
+				return;
+			k = xdp_rl_drops_index(d->base, t, index, i, room);
+			if (k >= d->nwords)
+				return;
+			w = __atomic_load_n(&d->bans[k], __ATOMIC_RELAXED);
+		}
+		if (xdp_rl_ban_holds(w, st[i].count_gen, now) &&
+		    xdp_rl_start_ns(w) > src->ban_ends_ns)
+			src->ban_ends_ns = xdp_rl_start_ns(w);
+	}
+	if (src->ban_ends_ns)
+		src->ban_ends_in_ns = src->ban_ends_ns - now;
+}
+
 /*
  * Add to @src's open windows (from @st) the drops counted apart from their
  * counts, and note the fleet's share of each; @drops and @remote: those
@@ -354,6 +387,11 @@ int source_open(const struct source *s)
 		if (s->count[i])
 			return 1;
 	return 0;
+}
+
+int source_banned(const struct source *s)
+{
+	return s->ban_ends_in_ns != 0;
 }
 
 void source_fill(struct source *src, const struct xdp_rl_state *st, const struct xdp_rl_layer *lay,
@@ -462,8 +500,10 @@ static int source_one(const struct mt_entry *e, void *ctx)
 	source_from(&src, w->id, e->k, e->lsid, e->w, w->l, w->now, &set);
 	source_add_drops(w->l, &src, e->w, pin_table(w->id), e->id, e->has_words ? e->drops : NULL,
 			 e->has_words ? e->remote : NULL);
+	source_read_ban(w->l, &src, e->w, set.n, pin_table(w->id), e->id,
+			e->has_words ? e->bans : NULL, w->now);
 	src.seen_mono_ns = seen_mono(limiter_live(w->l), e->seen);
-	return source_open(&src) && w->fn(&src, w->ctx);
+	return (source_open(&src) || source_banned(&src)) && w->fn(&src, w->ctx);
 }
 
 int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx)
@@ -709,6 +749,8 @@ int target_read(const struct limiter *l, const struct target *t, struct source *
 		src->seen_mono_ns = seen_mono(live, e.seen);
 		source_add_drops(l, src, e.w, pin_table(t->id), e.id, e.has_words ? e.drops : NULL,
 				 e.has_words ? e.remote : NULL);
+		source_read_ban(l, src, e.w, t->set.n, pin_table(t->id), e.id,
+				e.has_words ? e.bans : NULL, now);
 	}
 	return found;
 }

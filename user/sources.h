@@ -89,6 +89,13 @@ struct source {
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
 	/*
+	 * A ban in force (--ban, include/xdp_rl.h): when it ends, on the window
+	 * clock, and how long it still holds; 0 and 0: none. Its window stays
+	 * as the ban found it (a banned key is charged nothing), so a key under
+	 * a ban may have no open window.
+	 */
+	__u64 ban_ends_ns, ban_ends_in_ns;
+	/*
 	 * Whether every open window began after the limits last changed: only
 	 * then do a count and the limit say what passed and what was dropped.
 	 */
@@ -97,6 +104,8 @@ struct source {
 
 /* Whether any window of @s is open. */
 int source_open(const struct source *s);
+/* Whether @s is under a ban now. */
+int source_banned(const struct source *s);
 
 /*
  * Fill @src's windows from @st (NULL: none) under the first @n of @lay (at
@@ -109,7 +118,7 @@ typedef int (*source_fn)(const struct source *src, void *ctx);
 
 /*
  * Call @fn for every key of the table pinned as @id with a window still
- * open under limits in force. Returns 0, 1 if @fn asked to stop, -1 if the
+ * open, or a ban in force, under limits in force. Returns 0, 1 if @fn asked to stop, -1 if the
  * table cannot be read (said on stderr).
  */
 int foreach_source(const struct limiter *l, int id, source_fn fn, void *ctx);
@@ -199,8 +208,17 @@ void drops_forget(void);
 __u64 window_remote(const struct limiter *l, __u32 t, __u64 index, __u32 layer, __u64 gen,
 		    const __u64 *word);
 /*
- * Where each table's windows (and the --shared budgets') begin in `drops`
- * and `remote` (xdp_rl_drops_index), as the program was told at load
+ * The ban in force on the key of slot @index of table @t (enum
+ * xdp_rl_table, not XDP_RL_T_SHARED: a --shared budget is never banned),
+ * whose windows are @st (its first @n), at @now on the window clock, into
+ * @src's ban_ends_ns and ban_ends_in_ns. @words: the key's ban words if its
+ * entry holds them (an LRU element's, as read), else NULL: the `bans` map's.
+ */
+void source_read_ban(const struct limiter *l, struct source *src, const struct xdp_rl_state *st,
+		     __u32 n, __u32 t, __u64 index, const __u64 *words, __u64 now);
+/*
+ * Where each table's windows (and the --shared budgets') begin in `drops`,
+ * `remote` and `bans` (xdp_rl_drops_index), as the program was told at load
  * (skel_tables: an LRU table's elements hold their own words, so it has
  * none there), and the words those maps need in *@need. 0, or -1 with errno.
  */

@@ -304,7 +304,7 @@ def test_unload(bed):
         # A limiter alone pins its link; one in libxdp's dispatcher has none of its own.
         link = ["link"] if st["attach"] == "alone" else []
         assert sorted(os.listdir(pins)) == sorted(
-            ["admin", "agg4", "agg6", "cap_buf", "cap_cpu", "cap_ring", "capture", "charges",
+            ["admin", "agg4", "agg6", "bans", "cap_buf", "cap_cpu", "cap_ring", "capture", "charges",
              "config", "drops", "ev_lease", "events", "fleet", "handover", "hot", "hot_key",
              "list_meta", "lists", "locks", "lru", "newsrc", "prog", "remote", "rule_hits",
              "rules4", "rules6", "scratch", "shared", "src4", "src6", "stats"] + link)

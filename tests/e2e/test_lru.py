@@ -56,8 +56,9 @@ def test_bpftool_dump_names_each_source_and_its_windows(bed):
     # drop counted apart (per CPU, not yet in the element's word: bpf/hot.h).
     assert [num(w["count"]) for w in win] == [6, 5], win
     assert num(win[0]["gen"]) and num(win[1]["gen"]), win
-    assert set(v4["value"]) == {"key", "seen", "window", "drops", "remote"}, v4
+    assert set(v4["value"]) == {"key", "seen", "window", "drops", "remote", "bans"}, v4
     assert set(v4["value"]["drops"][0]) == {"drops", "gen"}, v4
+    assert set(v4["value"]["bans"][0]) == {"until", "gen"}, v4
 
     (v6,) = dump(bed, "src6")
     assert v6["key"]["addr"] == [0x20, 1, 0, 2, 0, 0, 0, 0x60, 0, 0, 0, 0, 0, 0, 0, 1], v6

@@ -36,6 +36,7 @@ UNIT_TEST(config_parse)
 			 "layer 3000/1m\r\n"
 			 "aligned\n"
 			 "dry-run\n"
+			 "ban 90s\n"
 			 "new-sources 2000/1s\n"
 			 "on-table-full aggregate\n"
 			 "proto tcp\n"
@@ -50,7 +51,9 @@ UNIT_TEST(config_parse)
 			 "mode generic\n"
 			 "rule 2001:2::/48 --deny\n"
 			 "rule 198.18.1.0/24 --layer 10000/1s --shared\n"
-			 "rule 198.18.0.0/24 --allow",
+			 "rule 198.18.0.0/24 --allow\n"
+			 "rule 198.18.2.0/24 --layer 1/1s --layer 2/1m --layer 3/1h --ban 1d "
+			 "--proto tcp --dport 80 --syn",
 			 "x.conf", &c, why, sizeof(why)),
 		  0, "config_parse: every setting, comments, blank lines, CRLF, tabs");
 	ASSERT_STREQ(why, "", "config_parse: ... and nothing to say");
@@ -60,6 +63,7 @@ UNIT_TEST(config_parse)
 	ASSERT_EQ(c.s.live.layer[1].window_ns, 60 * SEC_NS, "config_parse: its window");
 	ASSERT_EQ(c.s.live.flags & (XDP_RL_F_ALIGNED | XDP_RL_F_DRY_RUN),
 		  XDP_RL_F_ALIGNED | XDP_RL_F_DRY_RUN, "config_parse: aligned and dry-run");
+	ASSERT_EQ(c.s.live.ban_ns, 90 * SEC_NS, "config_parse: ban");
 	ASSERT_EQ(c.s.live.new_sources.limit, 2000, "config_parse: new-sources");
 	ASSERT_EQ(c.s.live.on_full, XDP_RL_FULL_AGGREGATE, "config_parse: on-table-full");
 	ASSERT_EQ(c.s.live.select.nports, 3, "config_parse: three ports and ranges");
@@ -70,11 +74,13 @@ UNIT_TEST(config_parse)
 	ASSERT_EQ(c.s.fixed.v6_prefix, 48, "config_parse: v6-prefix");
 	ASSERT_EQ(c.s.fixed.max_sources, 4096, "config_parse: max-sources");
 	ASSERT_EQ(c.s.fixed.max_layers, 3, "config_parse: max-layers");
-	ASSERT_EQ(c.s.nrules, 3, "config_parse: three rules");
+	ASSERT_EQ(c.s.nrules, 4, "config_parse: four rules");
 	ASSERT_EQ(c.s.rules[0].rule.action, XDP_RL_RULE_ALLOW,
 		  "config_parse: the rules sorted, IPv4 by address first");
-	ASSERT_EQ(c.s.rules[0].line, 22, "config_parse: ... each with its line");
-	ASSERT_EQ(c.s.rules[2].rule.action, XDP_RL_RULE_DENY, "config_parse: IPv6 last");
+	ASSERT_EQ(c.s.rules[0].line, 23, "config_parse: ... each with its line");
+	ASSERT_EQ(c.s.rules[2].rule.ban_ns, 86400 * SEC_NS,
+		  "config_parse: a rule's ban, on a line of 17 words");
+	ASSERT_EQ(c.s.rules[3].rule.action, XDP_RL_RULE_DENY, "config_parse: IPv6 last");
 	config_free(&c);
 
 	ASSERT_EQ(config("", "/etc/xdp-rl/veth0.conf", &c, why, sizeof(why)), -1,
@@ -99,10 +105,15 @@ UNIT_TEST(config_parse)
 		  0, "config_parse: a rule with three layers");
 	ASSERT_EQ(c.s.fixed.max_layers, 3, "config_parse: ... makes room for three layers");
 	config_free(&c);
-	ASSERT_EQ(config("enforce\nno-syn\nnew-sources off\nproto any\ndport any\n", "a.conf", &c,
-			 why, sizeof(why)),
+	ASSERT_EQ(config("enforce\nno-syn\nnew-sources off\nproto any\ndport any\nban off\n",
+			 "a.conf", &c, why, sizeof(why)),
 		  0, "config_parse: set's words for the defaults, explicit");
 	ASSERT_EQ(xdp_rl_select_all(&c.s.live.select), 1, "config_parse: ... select every packet");
+	ASSERT_EQ(c.s.live.ban_ns, 0, "config_parse: ... and ban no source");
+	config_free(&c);
+	ASSERT_EQ(config("ban 0\n", "a.conf", &c, why, sizeof(why)), 0,
+		  "config_parse: ban 0 is ban off");
+	ASSERT_EQ(c.s.live.ban_ns, 0, "config_parse: ... no ban");
 	config_free(&c);
 }
 
@@ -141,17 +152,31 @@ UNIT_TEST(config_print)
 		   "on-table-full drop\nproto udp\ndport 53,5353-5354\nlink-local prefix\n"
 		   "bytes\nv4-prefix 0\nv6-prefix 128\nmax-sources 16\nmax-layers 4\n"
 		   "table lru\nmode generic\nrule 2001:2::1 --layer 1/1s --layer 2/2s --layer 3/3s "
-		   "--layer 4/366d --proto tcp --dport 1-65535 --syn\n"
-		   "rule 0.0.0.0/0 --deny --proto icmp\nrule ::/0 --allow --proto icmpv6\n",
+		   "--layer 4/366d --ban 366d --proto tcp --dport 1-65535 --syn\n"
+		   "rule 0.0.0.0/0 --deny --proto icmp\nrule ::/0 --allow --proto icmpv6\n"
+		   "ban 1500ms\n",
 		   "config_print: every setting and kind of rule");
+	round_trip("ban 2h\nrule 198.18.0.0/24 --layer 5/1s --ban 30s\n",
+		   "config_print: a ban, and a rule's");
 
 	ASSERT_EQ(config("interface lo\nlimit 5\nwindow 60s\n", "a.conf", &c, why, sizeof(why)), 0,
 		  "config_print: a limit of 5 per 60s");
 	t = config_text(&c, &len);
 	ASSERT_STRSTR(t,
-		      "\nlimit 5\nwindow 1m\nper-key\nenforce\nnew-sources off\nproto any\n"
-		      "dport any\nno-syn\nlink-local per-address\n",
+		      "\nlimit 5\nwindow 1m\nper-key\nenforce\nban off\nnew-sources off\n"
+		      "proto any\ndport any\nno-syn\nlink-local per-address\n",
 		      "config_print: every setting explicit, durations at their shortest");
+	free(t);
+	config_free(&c);
+
+	ASSERT_EQ(config("interface lo\nban 3600s\nrule 198.18.0.0/24 --layer 5/1s --ban 90s\n",
+			 "a.conf", &c, why, sizeof(why)),
+		  0, "config_print: a ban of 3600s, a rule's of 90s");
+	t = config_text(&c, &len);
+	ASSERT_STRSTR(t, "\nenforce\nban 1h\nnew-sources off\n",
+		      "config_print: the ban after enforce, at its shortest");
+	ASSERT_STRSTR(t, "\nrule 198.18.0.0/24 --layer 5/1s --ban 90s\n",
+		      "config_print: the rule's ban, as rule add takes it");
 	ASSERT_STRSTR(t,
 		      "\nv4-prefix 32\nv6-prefix 64\nmax-sources 262144\nmax-layers 1\n"
 		      "table buckets\nmode native\n",
@@ -181,6 +206,13 @@ UNIT_TEST(config_errors)
 		{ "layer 1/1s\n#\nwindow 1s\n", "e.conf:3: give either limit/window or layer" },
 		{ "syn\nproto udp\n", "e.conf:2: syn is TCP's: it goes with proto tcp" },
 		{ "on-table-full drop\n", "e.conf:1: on-table-full needs new-sources N/DUR" },
+		{ "ban\n", "e.conf:1: 'ban' takes a value: ban DUR" },
+		{ "ban 1\n", "e.conf:1: invalid ban '1': needs a unit" },
+		{ "ban 367d\n", "e.conf:1: invalid ban '367d': out of range 1ms..366d (or 'off')" },
+		{ "ban never\n", "e.conf:1: invalid ban 'never': not a number (or 'off')" },
+		{ "ban 1m\nban off\n", "e.conf:2: a second 'ban' (line 1 has one)" },
+		{ "rule 198.18.0.0/24 --layer 1/1s --shared --ban 1m\n",
+		  "e.conf:1: rule: a --shared budget is not banned" },
 		{ "bytes\nlimit 59\n", "e.conf:2: a limit of 59 bytes can never pass a frame" },
 		{ "max-layers 1\nlayer 1/1s\nlayer 2/1s\n",
 		  "e.conf:1: max-layers 1 is less than the 2 layers asked for" },

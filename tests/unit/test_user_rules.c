@@ -88,6 +88,69 @@ UNIT_TEST(rule_parse)
 		     "rule_parse: ... with the prefix meant");
 }
 
+/* --ban DUR: a rule's per-source limits ban a source that goes over them. */
+UNIT_TEST(rule_parse_ban)
+{
+	struct rule_spec r;
+	char why[256], text[RULE_TEXT_MAX];
+
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "10/1s", "--ban", "10m"), 0,
+		  "rule_parse: --layer with --ban is accepted");
+	ASSERT_EQ(r.rule.ban_ns, 600 * SEC_NS, "rule_parse: --ban 10m is 600 s");
+	ASSERT_EQ(r.rule.action, XDP_RL_RULE_LIMIT, "rule_parse: ... a limit rule");
+	rule_format(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 --layer 10/1s --ban 10m",
+		     "rule_format: the ban after the layers, as rule_parse takes it");
+	rule_describe(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 limit 10/1s ban 10m", "rule_describe: ... and the ban");
+	ASSERT_EQ(PARSE_RULE(&r, why, "--ban=1ms", "2001:2::/48", "--layer", "1/1s", "--proto",
+			     "tcp"),
+		  0, "rule_parse: --ban=DUR before the CIDR, at its shortest");
+	ASSERT_EQ(r.rule.ban_ns, 1000000ULL, "rule_parse: --ban 1ms");
+	rule_format(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "2001:2::/48 --layer 1/1s --ban 1ms --proto tcp",
+		     "rule_format: the ban before the selector");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "366d"), 0,
+		  "rule_parse: --ban 366d, the longest");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "off"), 0,
+		  "rule_parse: --ban off is accepted");
+	ASSERT_EQ(r.rule.ban_ns, 0, "rule_parse: ... and is no ban");
+	rule_format(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 --layer 1/1s", "rule_format: no ban, no --ban");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "0"), 0,
+		  "rule_parse: --ban 0 is off too");
+	ASSERT_EQ(r.rule.ban_ns, 0, "rule_parse: ... no ban");
+
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--shared", "--ban",
+			     "1m"),
+		  -1, "rule_parse: --ban with --shared is refused");
+	ASSERT_STREQ(why, "a --shared budget is not banned: --ban applies to per-source limits",
+		     "rule_parse: ... saying why");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--deny", "--ban", "1m"), -1,
+		  "rule_parse: --ban with --deny is refused");
+	ASSERT_STRSTR(why, "--ban goes with --layer", "rule_parse: ... saying with what it goes");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--allow", "--ban", "off"), -1,
+		  "rule_parse: --ban off with --allow is refused too");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "1"), -1,
+		  "rule_parse: a ban without a unit is refused");
+	ASSERT_STREQ(why,
+		     "invalid --ban '1': needs a unit: ns, us, ms, s, m, h or d (e.g. 500ms, "
+		     "1s, 1.5s) (or 'off')",
+		     "rule_parse: ... saying why");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "999us"), -1,
+		  "rule_parse: a ban shorter than 1ms is refused");
+	ASSERT_STRSTR(why, "out of range 1ms..366d", "rule_parse: ... giving the range");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "367d"), -1,
+		  "rule_parse: a ban longer than 366d is refused");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban", "1m", "--ban",
+			     "2m"),
+		  -1, "rule_parse: --ban twice is refused");
+	ASSERT_STREQ(why, "option '--ban' given twice (give it once)", "rule_parse: ... naming it");
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--ban"), -1,
+		  "rule_parse: --ban without its value is refused");
+	ASSERT_STREQ(why, "option '--ban' needs a value", "rule_parse: ... naming it");
+}
+
 /* ---- rules_file ------------------------------------------------------------ */
 
 /* A folder of its own for a test's files, removed with everything in it. */
@@ -207,11 +270,12 @@ UNIT_TEST(rules_file)
 	ASSERT_EQ(rules(&t, p, &n, NULL), 0, "rules_file: a file of comments is read");
 	ASSERT_EQ(n, 0, "rules_file: a file of comments has no rules");
 
-	/* 15 words on a line are allowed (RULE_WORDS, with the command's name). */
-	p = tmp_file(&t, "words15",
+	/* 16 words on a line are allowed (RULE_WORDS, with the command's name): the longest rule. */
+	p = tmp_file(&t, "words16",
 		     "198.18.0.0/24 --layer 1/1s --layer 2/2s --layer 3/3s --layer 4/4s "
-		     "--shared --proto tcp --dport 80 --syn\n");
-	ASSERT_EQ(rules(&t, p, &n, NULL), 0, "rules_file: 15 words on a line are allowed");
+		     "--ban 1h --proto tcp --dport 80 --syn\n");
+	ASSERT_EQ(rules(&t, p, &n, &r), 0, "rules_file: 16 words on a line are allowed");
+	ASSERT_EQ(r.rule.ban_ns, 3600 * SEC_NS, "rules_file: ... --ban among them");
 	tmp_close(&t);
 }
 
@@ -239,13 +303,20 @@ UNIT_TEST(rules_file_errors)
 	ASSERT_STRSTR(t.err, "/dup:3: a second rule for the same prefix",
 		      "rules_file: ... naming its line, however the prefix is spelled");
 
-	p = tmp_file(&t, "words16",
+	p = tmp_file(&t, "words17",
 		     "198.18.0.0/24 --layer 1/1s --shared --shared --shared "
 		     "--shared --shared --shared --shared --shared --shared --shared --shared "
-		     "--shared --shared\n");
+		     "--shared --shared --shared\n");
 	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE,
-		  "rules_file: 16 words on a line are a usage error");
-	ASSERT_STRSTR(t.err, "/words16:1: too many words", "rules_file: ... saying so");
+		  "rules_file: 17 words on a line are a usage error");
+	ASSERT_STRSTR(t.err, "/words17:1: too many words", "rules_file: ... saying so");
+	p = tmp_file(&t, "shared-ban",
+		     "198.18.0.0/24 --allow\n198.18.1.0/24 --layer 5/1s "
+		     "--shared --ban 1m\n");
+	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE,
+		  "rules_file: --ban on a --shared rule is a usage error");
+	ASSERT_STRSTR(t.err, "/shared-ban:2: a --shared budget is not banned",
+		      "rules_file: ... naming its line");
 
 	ASSERT_EQ(rules(&t, t.dir, &n, NULL), EXIT_USAGE, "rules_file: a folder is a usage error");
 	ASSERT_STRSTR(t.err, "not a regular file", "rules_file: ... not a regular file");

@@ -39,6 +39,7 @@
 enum {
 	OPT_WRITE = 256,
 	OPT_DROPPED,
+	OPT_BANNED,
 	OPT_DENIED,
 	OPT_FULL,
 	OPT_MALFORMED,
@@ -74,9 +75,9 @@ struct cap_run {
 };
 
 static const char *const capture_forms[] = {
-	"IFACE [--write FILE|-] [--dropped] [--denied] [--full] [--malformed]\n"
-	"[--passed] [--src PREFIX] [--sample N] [--count PACKETS] [--max-bytes N]\n"
-	"[--duration DUR] [--snaplen N]",
+	"IFACE [--write FILE|-] [--dropped] [--banned] [--denied] [--full]\n"
+	"[--malformed] [--passed] [--src PREFIX] [--sample N] [--count PACKETS]\n"
+	"[--max-bytes N] [--duration DUR] [--snaplen N]",
 	NULL,
 };
 
@@ -86,12 +87,13 @@ static const struct opt_spec capture_opts[] = {
 	  "the default when standard output is not a terminal)" },
 	{ "dropped", OPT_DROPPED, NULL,
 	  "packets over the limit (dropped, or passed by a dry run)" },
+	{ "banned", OPT_BANNED, NULL, "packets of a key under a ban, dropped (--ban)" },
 	{ "denied", OPT_DENIED, NULL, "packets denied by a rule or the deny list" },
 	{ "full", OPT_FULL, NULL, "new sources refused a slot and dropped (--on-table-full drop)" },
 	{ "malformed", OPT_MALFORMED, NULL, "malformed packets (bad Ethernet, VLAN or IP header)" },
 	{ "passed", OPT_PASSED, NULL,
 	  "packets passed: within the limit, allowed, unselected or not IP\n"
-	  "(with none of these five, every packet)" },
+	  "(with none of these six, every packet)" },
 	{ "src", OPT_SRC, "PREFIX",
 	  "only packets from PREFIX (an IPv4 or IPv6 prefix or address)" },
 	{ "sample", OPT_SAMPLE, "N", "one packet in N per CPU, of those the filters take (1)" },
@@ -119,8 +121,8 @@ const struct cmd_spec cmd_capture_spec = {
 	.opts = capture_opts,
 	.notes = "The comment of each packet:\n"
 		 "  xdp-rl verdict=REASON action=pass|drop [dry-run] cpu=N\n"
-		 "REASON is dropped, denied, full, malformed, passed, allowed, unselected or\n"
-		 "not-ip (see xdp-rl(8)).\n",
+		 "REASON is dropped, banned, denied, full, malformed, passed, allowed,\n"
+		 "unselected or not-ip (see xdp-rl(8)).\n",
 };
 
 /* -w, -c and -s as tcpdump has them: the long options' short forms. */
@@ -320,6 +322,7 @@ static int cmd_capture(int argc, char **argv)
 		switch (opt) {
 		case OPT_WRITE: out = optarg; break;
 		case OPT_DROPPED: want.reasons |= 1U << XDP_RL_CAP_DROPPED; break;
+		case OPT_BANNED: want.reasons |= 1U << XDP_RL_CAP_BANNED; break;
 		case OPT_DENIED: want.reasons |= 1U << XDP_RL_CAP_DENIED; break;
 		case OPT_FULL: want.reasons |= 1U << XDP_RL_CAP_FULL; break;
 		case OPT_MALFORMED: want.reasons |= 1U << XDP_RL_CAP_MALFORMED; break;

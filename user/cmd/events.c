@@ -240,6 +240,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		json_u64(&j, "window_ns", ev->window_ns);
 		json_u64(&j, "count", ev->count);
 		json_str(&j, "unit", unit);
+		/* The crossing banned the key (--ban): every packet refused for the ban's length. */
+		json_bool(&j, "banned", ev->banned);
 		json_end(&j);
 		json_finish(&j);
 	}
@@ -248,13 +250,14 @@ static int on_record(void *ctx, void *data, size_t size)
 		snprintf(text, sizeof(text), "%s: new sources over --new-sources %s: %llu sources",
 			 rd->l->ifname, lim, (unsigned long long)ev->count);
 	else
-		snprintf(text, sizeof(text), "%s: %s %s over %s (layer %u): %llu %s, %s%s",
+		snprintf(text, sizeof(text), "%s: %s %s over %s (layer %u): %llu %s, %s%s%s",
 			 rd->l->ifname, kind, key, lim, ev->layer + 1,
 			 (unsigned long long)ev->count, unit,
 			 ev->rule == XDP_RL_EV_NO_RULE ? "global limits" : "rule ",
 			 ev->rule == XDP_RL_EV_NO_RULE ? "" :
 			 rule			       ? rule :
-							 "(deleted)");
+							 "(deleted)",
+			 ev->banned ? "; banned" : "");
 	put_line(rd, stamp, text);
 	fflush(stdout);
 	if (rd->max_count && rd->shown >= rd->max_count)
@@ -287,7 +290,8 @@ const struct cmd_spec cmd_events_spec = {
 	.about = "Show each window that goes over its limit, as it does: one record per source\n"
 		 "(or aggregate, or --shared budget) per window per layer, from the packet\n"
 		 "that took it over: the key, the rule, the limit, the window, the count so\n"
-		 "far and the time. One reader per limiter at a time. Until interrupted,\n"
+		 "far, whether it banned the key (--ban) and the time. One reader per limiter\n"
+		 "at a time. Until interrupted,\n"
 		 "--count or --duration; a summary on stderr at the end.\n",
 	.opts = events_opts,
 };

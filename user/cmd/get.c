@@ -56,6 +56,22 @@ static __u64 mono_unix_ms(__u64 ns)
 	       1000000;
 }
 
+/* ", banned until 2025-06-01 12:00:42 UTC (42 s left)" for a ban in force on @src, into @buf; "" if none. */
+static void ban_text(const struct limiter *l, const struct source *src, char *buf, size_t len)
+{
+	time_t until = (time_t)(window_unix_ms(l, src->ban_ends_ns) / 1000);
+	char when[40];
+	struct tm tm;
+
+	buf[0] = '\0';
+	if (!source_banned(src))
+		return;
+	gmtime_r(&until, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(buf, len, ", banned until %s (%llu s left)", when,
+		 (unsigned long long)((src->ban_ends_in_ns + 999999999ULL) / 1000000000ULL));
+}
+
 static void source_print(const struct limiter *l, const struct source *src, const char *asked,
 			 struct json *j)
 {
@@ -69,7 +85,7 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
 	/* What `charge` put in is no packet: the packets are the rest of the count. */
 	__u64 cmd = src->by_command[0], packets = src->count[0] - cmd;
-	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32];
+	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32], ban[96];
 	__u32 i;
 
 	/* In a fleet, the others' part counts too: what passed here is the window's own count. */
@@ -111,6 +127,13 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 			json_null(j, "last_seen_ms");
 		/* Of count, what `charge` or `reset --count` put in: not packets. */
 		json_u64(j, "charged_by_command", cmd);
+		/* A ban in force (--ban): every packet of the key is refused until it ends. */
+		json_bool(j, "banned", source_banned(src));
+		json_u64(j, "ban_ends_in_ms", ms_up(src->ban_ends_in_ns));
+		if (source_banned(src))
+			json_u64(j, "ban_ends_at_ms", window_unix_ms(l, src->ban_ends_ns));
+		else
+			json_null(j, "ban_ends_at_ms");
 		if (split) {
 			json_u64(j, "passed", passed);
 			json_u64(j, dry ? "would_drop" : "dropped", packets - passed);
@@ -147,6 +170,8 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 		else if (src->nlayers == 1)
 			printf(", no open window");
 	}
+	ban_text(l, src, ban, sizeof(ban));
+	fputs(ban, stdout);
 	if (src->kind)
 		printf("  (%s)", src->kind);
 	else if (src->has_rule)
@@ -170,7 +195,7 @@ const struct cmd_spec cmd_get_spec = {
 	.about = "Show the window that limits ADDRESS: its source's (its key, its count, drops\n"
 		 "included, and the time left), its --shared rule's budget, or, for a source\n"
 		 "refused a slot of its own, its /24 or /48 aggregate window. A window that\n"
-		 "has ended shows as empty.\n",
+		 "has ended shows as empty. A ban in force (--ban) shows with its end.\n",
 	.opts = get_opts,
 };
 
@@ -239,11 +264,11 @@ static int cmd_get(int argc, char **argv)
 	found = target_read(&l, &t, &src);
 	if (found > 0)
 		charges_read(&l, &t, &src);
-	if (found >= 0 && t.kind == TARGET_KEY && !source_open(&src)) {
+	if (found >= 0 && t.kind == TARGET_KEY && !source_open(&src) && !source_banned(&src)) {
 		/* Refused a slot by --new-sources: charged to its /24 or /48. */
 		target_aggregate(&l, &a, &ta);
 		found = target_read(&l, &ta, &agg);
-		if (found > 0 && source_open(&agg)) {
+		if (found > 0 && (source_open(&agg) || source_banned(&agg))) {
 			charges_read(&l, &ta, &agg);
 			src = agg;
 		}
@@ -300,7 +325,7 @@ const struct cmd_spec cmd_top_spec = {
 	.forms = top_forms,
 	.about = "List the windows with the highest counts, highest first: sources, and\n"
 		 "aggregate and --shared windows, marked as such. Windows that have ended\n"
-		 "are not listed.\n",
+		 "are not listed, unless their key is under a ban (--ban).\n",
 	.opts = top_opts,
 };
 
@@ -311,7 +336,7 @@ static int cmd_top(int argc, char **argv)
 	__u64 count = 10;
 	struct limiter l;
 	int opt, as_json = 0, r;
-	size_t i, sources = 0;
+	size_t i, sources = 0, banned = 0;
 	struct json j;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_top_spec)) != -1) {
@@ -346,8 +371,10 @@ static int cmd_top(int argc, char **argv)
 		qsort(c.v, c.n, sizeof(*c.v), by_count_desc);
 	if (count > c.n)
 		count = c.n;
-	for (i = 0; i < c.n; i++)
+	for (i = 0; i < c.n; i++) {
 		sources += !c.v[i].kind;
+		banned += source_banned(&c.v[i]);
+	}
 
 	if (as_json) {
 		json_begin(&j, stdout);
@@ -355,6 +382,8 @@ static int cmd_top(int argc, char **argv)
 		json_str(&j, "interface", ifname);
 		json_u64(&j, "active_sources", sources);
 		json_u64(&j, "open_windows", c.n); /* with aggregates and shared budgets */
+		/* Keys under a ban (--ban), sources or aggregates. */
+		json_u64(&j, "banned_keys", banned);
 		json_arr(&j, "sources");
 		for (i = 0; i < count; i++)
 			source_print(&l, &c.v[i], NULL, &j);
@@ -367,6 +396,8 @@ static int cmd_top(int argc, char **argv)
 		if (c.n > sources)
 			printf(", %zu aggregate or shared window%s", c.n - sources,
 			       c.n - sources == 1 ? "" : "s");
+		if (banned)
+			printf(" (%zu key%s under a ban)", banned, banned == 1 ? "" : "s");
 		printf("%s\n", c.n ? "; highest count first:" : "");
 		for (i = 0; i < count; i++)
 			source_print(&l, &c.v[i], NULL, NULL);

@@ -201,6 +201,13 @@ static int rule_list(int argc, char **argv)
 		json_str(&j, "prefix", pfx);
 		json_str(&j, "action", word_name(rule_action_words, r->action));
 		json_bool(&j, "shared", r->flags & XDP_RL_RULE_F_SHARED);
+		if (r->ban_ns) {
+			fmt_duration(r->ban_ns, w, sizeof(w));
+			json_str(&j, "ban", w);
+		} else {
+			json_null(&j, "ban");
+		}
+		json_u64(&j, "ban_ns", r->ban_ns);
 		select_json(&j, "select", &r->select);
 		json_arr(&j, "layers");
 		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
@@ -229,7 +236,7 @@ static int rule_list(int argc, char **argv)
 
 static const char *const rule_forms[] = {
 	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])\n"
-	"[--proto P] [--dport LIST] [--syn]",
+	"[--ban DUR] [--proto P] [--dport LIST] [--syn]",
 	"del IFACE CIDR",
 	"list IFACE [--json]",
 	NULL,

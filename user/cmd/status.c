@@ -150,6 +150,15 @@ static void status_one(struct limiter *l, struct json *j)
 		select_json(j, "select", &live->select);
 		json_str(j, "link_local", word_name(link_local_words, live->link_local));
 		json_bool(j, "dry_run", live->flags & XDP_RL_F_DRY_RUN);
+		/* --ban (null: off), and whether bans are looked at (one made may still hold). */
+		if (live->ban_ns) {
+			fmt_duration(live->ban_ns, w, sizeof(w));
+			json_str(j, "ban", w);
+		} else {
+			json_null(j, "ban");
+		}
+		json_u64(j, "ban_ns", live->ban_ns);
+		json_bool(j, "bans_checked", live->flags & XDP_RL_F_BANS);
 		/* A fleet agent shares the windows (xdp-rl fleet; stats shows the agent). */
 		json_bool(j, "fleet", live->flags & XDP_RL_F_FLEET);
 		json_u64(j, "v4_prefix", f->v4_prefix);
