@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make bench: what xdp-rl costs per packet against the XDP hook's floor, a
 # plain reference limiter, nftables and iptables, its map memory, the fleet
-# agent's rounds, and what a capture costs the datapath.
+# agent's rounds, and what a capture and --ban cost the datapath.
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
 # beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl,
-# capture.json), then puts each part's tables in doc/costs.md between its
-# markers (scripts/bench_doc.py), with the run's date, commit and machine.
+# capture.json, ban.json), then puts each part's tables in doc/costs.md
+# between its markers (scripts/bench_doc.py), with the run's date, commit
+# and machine.
 # Timings are only measured, never asserted; make test does not run this.
 #
 #   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds;
@@ -18,11 +19,11 @@
 #   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
-#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture (default: all);
+#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban (default: all);
 #                           with some left out, the run's date, commit and machine go into
 #                           each part run, and doc/costs.md keeps the other parts and its
 #                           'run' lines as they were (e.g. BENCH_PARTS=capture: part 5 alone,
-#                           under a minute)
+#                           under a minute; BENCH_PARTS=ban: part 6 alone, about a minute)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
 # removes them; its traffic stays inside them (sources in 198.19.0.0/16).
@@ -46,12 +47,14 @@ rounds=${BENCH_E2E_ROUNDS:-11}
 secs=${BENCH_E2E_SECONDS:-1}
 kern_args=(--json "$out/kern.json")
 cap_args=(--json "$out/capture.json")
+ban_args=(--json "$out/ban.json")
 if [ "$quick" = 1 ]; then
 	kern_args+=(--quick --runs 3)
 	cap_args+=(--runs 3)
+	ban_args+=(--quick --runs 3)
 	rounds=${BENCH_E2E_ROUNDS:-1}
 fi
-all_parts="kern e2e mem fleet capture"
+all_parts="kern e2e mem fleet capture ban"
 parts=${BENCH_PARTS:-$all_parts}
 for p in $parts; do
 	case " $all_parts " in
@@ -153,6 +156,11 @@ fi
 if want capture; then
 title "== 5. What 'xdp-rl capture' costs the datapath: in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper, one 64-byte frame"
 part 300 "$bp" capture "${cap_args[@]}"
+fi
+
+if want ban; then
+title "== 6. What --ban costs the datapath: in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper, one 64-byte frame"
+part 600 "$bp" ban "${ban_args[@]}"
 fi
 
 say ""

@@ -10,9 +10,9 @@
  * --table lru (the kernel's LRU hashes of --max-sources elements, also
  * taken at load: LRU hashes are preallocated), and the plain reference
  * (preallocated LRU hashes of --max-sources entries) beside them. Each
- * table's words apart from its windows (drops, the fleet's share) are
- * counted with it: the bucket table's are in the `drops` and `remote` maps,
- * an LRU element's in the element.
+ * table's words apart from its windows (drops, the fleet's share, bans) are
+ * counted with it: the bucket table's are in the `drops`, `remote` and
+ * `bans` maps, an LRU element's in the element.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -109,10 +109,12 @@ int cmd_mem(int argc, char **argv)
 			s6 = memlock(bpf_map__fd(rl->maps.src6));
 			/* The words of windows kept apart from them: per window of each table. */
 			words = memlock(bpf_map__fd(rl->maps.drops)) +
-				memlock(bpf_map__fd(rl->maps.remote));
+				memlock(bpf_map__fd(rl->maps.remote)) +
+				memlock(bpf_map__fd(rl->maps.bans));
 			bpf_object__for_each_map(
 				m, rl->obj) if (m != rl->maps.src4 && m != rl->maps.src6 &&
-						m != rl->maps.drops && m != rl->maps.remote)
+						m != rl->maps.drops && m != rl->maps.remote &&
+						m != rl->maps.bans)
 				other += memlock(bpf_map__fd(m));
 
 			snprintf(what, sizeof(what), "xdp-rl %s src4 (IPv4 sources)", tn);
@@ -125,7 +127,7 @@ int cmd_mem(int argc, char **argv)
 			snprintf(what, sizeof(what), "xdp-rl %s, all maps (2N)", tn);
 			r = (struct row){ what, 2 * n, s4 + s6 + words + other };
 			print_row(json, &first, "", &r);
-			printf("  %-24s (drops and fleet words apart: %llu B; the other maps: %llu B)\n",
+			printf("  %-24s (drops, fleet and ban words apart: %llu B; the other maps: %llu B)\n",
 			       "", words, other);
 			xdp_rl__destroy(rl);
 		}

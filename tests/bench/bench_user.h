@@ -39,5 +39,6 @@ int cmd_xdp(int argc, char **argv);
 int cmd_mem(int argc, char **argv);
 int cmd_line(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
+int cmd_ban(int argc, char **argv);
 
 #endif
