@@ -13,6 +13,10 @@ import time
 
 import pytest
 
+from test_capture import Capture, readers, tshark, verdicts  # noqa: F401 (readers: a fixture)
+from test_events import records, start, stop, wait_for
+from test_metrics import parse, promtool_check, value
+
 pytestmark = pytest.mark.both_tables
 
 A, B = "198.18.50.1", "198.18.50.2"
@@ -112,3 +116,42 @@ def test_rule_ban(bed):
     r = bed.xdp("rule", "add", bed.rx_if, "198.18.52.0/24", "--layer", "2/1s", "--shared",
                 "--ban", "1m")
     assert r.returncode != 0 and "--shared" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_every_view_of_a_ban(bed, tmp_path, readers):
+    """What status, rule list, top, events, capture and metrics say of a ban, on
+    the same flood: each tells the same bans and banned packets as `stats`."""
+    bed.load("--limit", 3, "--window", "1h", "--ban", "10m")
+    bed.xdp_ok("rule", "add", bed.rx_if, "198.18.53.0/24", "--layer", "2/1h", "--ban", "1h")
+    st = bed.status()
+    assert st["ban"] == "10m" and st["bans_checked"] is True, st
+    rules = bed.xdp_json("rule", "list", bed.rx_if, "--json")
+    assert [r["ban"] for r in rules["rules"]] == ["1h"], rules
+    ev = start(bed, "--json")
+    out = str(tmp_path / "ban.pcapng")
+    cap = Capture(bed, "--banned", out=out)
+    try:
+        bed.send([A, "198.18.53.1"], 6)
+        assert wait_for(lambda: bed.stats()["over_limit"] >= 2)
+        time.sleep(0.5)
+    finally:
+        rc, err = cap.stop()
+        lines, _ = stop(ev)
+    assert rc == 0, err
+    s = bed.stats()
+    # A: 3 pass, the 4th crosses, 2 banned; the rule's: 2, the 3rd, 3 banned.
+    assert s["bans"] == 2 and s["drops_banned"] == 2 + 3, s
+    evs = {e["source"]: e for e in records(lines) if e["kind"] == "source"}
+    assert evs[f"{A}/32"]["banned"] is True and evs["198.18.53.1/32"]["banned"] is True, evs
+    got = verdicts(tshark(out))
+    assert got == {(A, "banned", "drop"): 2, ("198.18.53.1", "banned", "drop"): 3}, got
+    top = bed.top()
+    assert top["banned_keys"] == 2, top
+    g = bed.get("198.18.53.1")
+    assert g["banned"] is True and 3500 * 1000 < g["ban_ends_in_ms"] <= 3600 * 1000, g
+    text = bed.xdp_ok("metrics")
+    promtool_check(text)
+    samples, _ = parse(text)
+    assert value(samples, "xdp_rl_bans_total", interface=bed.rx_if) == 2
+    assert value(samples, "xdp_rl_drops_total", interface=bed.rx_if, reason="banned") == 5
+    assert value(samples, "xdp_rl_sources_banned", interface=bed.rx_if, family="ipv4") == 2
