@@ -147,6 +147,20 @@ static __always_inline int layers_banned(const struct xdp_rl_state *st, __u32 n,
 }
 
 /*
+ * Layer @i opened window @gen after the window @ch->prev, over: ban.h's
+ * ban_turnover on the key's ban word, with @ban_ns for a ban to make (0:
+ * only carry one).
+ */
+static __always_inline int ban_after(const struct where *wh, __u32 i, const struct charge *ch,
+				     __u64 gen, __u64 window_ns, __u64 now, __u64 ban_ns)
+{
+	return ban_turnover(where_ban(wh, i), gen,
+			    xdp_rl_ban_word(xdp_rl_start_ns(ch->prev[1]) + window_ns,
+					    xdp_rl_gen_of_count(ch->prev[0])),
+			    now, ban_ns);
+}
+
+/*
  * B2 (ban.h): the charge of layer @i opened window @gen after the window
  * @ch->prev, over: if that window went over its limit @limit, whether a ban
  * holds now. A --shared budget is never banned.
@@ -155,15 +169,12 @@ static __always_inline int layer_banned(const struct where *wh, __u32 i, const s
 					__u64 gen, __u64 limit, __u64 window_ns,
 					const struct window_clock *clk)
 {
-	__u64 pg = xdp_rl_gen_of_count(ch->prev[0]);
-
 	if (!(clk->flags & XDP_RL_F_BANS) || !ch->prev[0] || wh->t >= T_SHARED)
 		return 0;
-	if (xdp_rl_count(ch->prev[0]) + remote_count(wh, i, pg) <= limit)
+	if (xdp_rl_count(ch->prev[0]) + remote_count(wh, i, xdp_rl_gen_of_count(ch->prev[0])) <=
+	    limit)
 		return 0;
-	return ban_turnover(where_ban(wh, i), gen,
-			    xdp_rl_ban_word(xdp_rl_start_ns(ch->prev[1]) + window_ns, pg), clk->now,
-			    ch->ban_ns);
+	return ban_after(wh, i, ch, gen, window_ns, clk->now, ch->ban_ns);
 }
 
 /*
@@ -174,12 +185,8 @@ static __always_inline int layer_banned(const struct where *wh, __u32 i, const s
 static __always_inline void ban_carry(const struct where *wh, __u32 i, const struct charge *ch,
 				      __u64 gen, __u64 window_ns, __u64 now)
 {
-	if (!ch->prev[0] || wh->t >= T_SHARED)
-		return;
-	ban_turnover(where_ban(wh, i), gen,
-		     xdp_rl_ban_word(xdp_rl_start_ns(ch->prev[1]) + window_ns,
-				     xdp_rl_gen_of_count(ch->prev[0])),
-		     now, 0);
+	if (ch->prev[0] && wh->t < T_SHARED)
+		ban_after(wh, i, ch, gen, window_ns, now, 0);
 }
 
 /* Take back the charges of layers [@from, @to) of @st, which has room for @room. */

@@ -235,6 +235,26 @@ void env_live(struct env *e, const struct xdp_rl_live *in)
 		UNIT_FAIL("%s: publish live settings: %s", unit_name(), strerror(errno));
 }
 
+__u32 addr4(const char *s)
+{
+	__u32 a = 0;
+
+	inet_pton(AF_INET, s, &a);
+	return a;
+}
+
+int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
+{
+	struct xdp_rl_rule_key4 k = { .prefixlen = len };
+	struct xdp_rl_layers zero = {};
+
+	inet_pton(AF_INET, prefix, &k.addr);
+	if (!r->lsid)
+		r->lsid = 100 + r->id;
+	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
+	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
+}
+
 void env_set(struct env *e, __u64 limit, __u64 window_ns, __u32 flags)
 {
 	struct xdp_rl_live live = { .nlayers = 1, .flags = flags };

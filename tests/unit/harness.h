@@ -139,6 +139,15 @@ int run(struct env *e, const struct pkt *p, __u32 repeat);
 int send_n(struct env *e, const struct pkt *p, int n);
 const char *verdict(int v);
 
+/* An IPv4 address, as in the packet. */
+__u32 addr4(const char *s);
+/*
+ * Rule @r for @prefix/@len in rules4, its --shared budget closed; a rule
+ * without a limit set gets one of its own (100 + id), as xdp-rl gives it.
+ * 0, or -1 with errno set.
+ */
+int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r);
+
 /* The counters, summed over the CPUs. */
 void stats(struct env *e, struct xdp_rl_stats *sum);
 /* How much counter @which grew since @before. */

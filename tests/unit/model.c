@@ -34,6 +34,12 @@ int model_over(const struct model_win *w, __u64 now, __u64 window_ns)
 	return !w->start || now >= w->start + window_ns || w->start > now + XDP_RL_AHEAD_MAX_NS;
 }
 
+/* @ns rounded up to XDP_RL_GRAIN, as a window's start and a ban's end are kept. */
+static __u64 grain_up(__u64 ns)
+{
+	return (ns + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+}
+
 /*
  * Where a window opened now starts: now, or with --aligned the multiple of
  * its length since the Unix epoch that now is in (the clock is TAI, the
@@ -47,7 +53,7 @@ static __u64 window_start(const struct model *m, __u64 window_ns)
 		unix_ns = m->now + m->live.tai_to_unix_ns;
 		s = unix_ns / window_ns * window_ns - m->live.tai_to_unix_ns;
 	}
-	s = (s + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
+	s = grain_up(s);
 	/* 0 means no window: one starting at the epoch starts a grain late. */
 	return s ? s : XDP_RL_GRAIN;
 }
@@ -82,12 +88,6 @@ static int win_hit(const struct model *m, struct model_win *w, __u64 window_ns, 
 static __u64 judged(const struct model *m, const struct model_win *w)
 {
 	return w->count + (m->live.flags & XDP_RL_F_FLEET ? w->remote : 0);
-}
-
-/* @ns rounded up to XDP_RL_GRAIN, as a ban's end is kept. */
-static __u64 grain_up(__u64 ns)
-{
-	return (ns + XDP_RL_GRAIN - 1) / XDP_RL_GRAIN * XDP_RL_GRAIN;
 }
 
 /* Whether window @w holds a ban at @now. */

@@ -15,14 +15,6 @@
 #include "harness.h"
 #include "admin.h"
 
-static __u32 addr4(const char *s)
-{
-	__u32 a = 0;
-
-	inet_pton(AF_INET, s, &a);
-	return a;
-}
-
 /* One layer of @limit per @window_ns, banning for @ban_ns. */
 static void set_ban(struct env *e, __u64 limit, __u64 window_ns, __u64 ban_ns)
 {
@@ -32,12 +24,6 @@ static void set_ban(struct env *e, __u64 limit, __u64 window_ns, __u64 ban_ns)
 	live.ban_ns = ban_ns;
 	live.flags |= XDP_RL_F_BANS;
 	env_live(e, &live);
-}
-
-/* Each verdict of @n runs of @p in a row: how many were XDP_PASS. */
-static int passes(struct env *e, const struct pkt *p, int n)
-{
-	return send_n(e, p, n);
 }
 
 /* 3/1s, ban 10 s: the 4th packet bans; the ban outlasts the window, ends on time. */
@@ -55,24 +41,24 @@ UNIT_TEST(ban_basic)
 	set_ban(&e, 3, SEC_NS, 10 * SEC_NS);
 	stats(&e, &before);
 	t0 = e.skel->bss->fake_now_ns;
-	ASSERT_EQ(passes(&e, &p, 10), 3, "%s [3 of 10 pass]", desc);
+	ASSERT_EQ(send_n(&e, &p, 10), 3, "%s [3 of 10 pass]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 1, "%s [one ban]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_BANNED), 6,
 		  "%s [after the 4th (over the limit), 6 banned]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_LIMIT), 1, "%s [the 4th: the limit]",
 		  desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPPED), 7, "%s [dropped: all 7]", desc);
-	ASSERT_EQ(passes(&e, &q, 3), 3, "%s [another source is not banned]", desc);
+	ASSERT_EQ(send_n(&e, &q, 3), 3, "%s [another source is not banned]", desc);
 	/* Windows later, still banned; nothing is charged meanwhile. */
 	e.skel->bss->fake_now_ns = t0 + 5 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 5), 0, "%s [5 s on, a window later: banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 5), 0, "%s [5 s on, a window later: banned]", desc);
 	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS - XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &p, 1), 0, "%s [just before the end: banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 1), 0, "%s [just before the end: banned]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_BANNED), 12, "%s [banned: 12]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 1, "%s [still one ban]", desc);
 	/* Over: a new window, its limit, and a second violation bans again. */
 	e.skel->bss->fake_now_ns = t0 + 10 * SEC_NS + XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &p, 5), 3, "%s [after the ban: 3 of 5]", desc);
+	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [after the ban: 3 of 5]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 2, "%s [a second ban]", desc);
 	env_free(&e);
 }
@@ -89,9 +75,9 @@ UNIT_TEST(ban_off)
 		return;
 	set_ban(&e, 3, SEC_NS, 0);
 	stats(&e, &before);
-	ASSERT_EQ(passes(&e, &p, 10), 3, "%s [3 of 10]", desc);
+	ASSERT_EQ(send_n(&e, &p, 10), 3, "%s [3 of 10]", desc);
 	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &p, 10), 3, "%s [next window: 3 of 10]", desc);
+	ASSERT_EQ(send_n(&e, &p, 10), 3, "%s [next window: 3 of 10]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 0, "%s [no ban]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_BANNED), 0, "%s [none banned]", desc);
 	env_free(&e);
@@ -109,18 +95,18 @@ UNIT_TEST(ban_raise_reset)
 	if (env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
 		return;
 	set_ban(&e, 3, 60 * SEC_NS, 30 * SEC_NS);
-	ASSERT_EQ(passes(&e, &p, 5), 3, "%s [3 of 5, banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [3 of 5, banned]", desc);
 	set_ban(&e, 100, 60 * SEC_NS, 1 * SEC_NS);
-	ASSERT_EQ(passes(&e, &p, 5), 0, "%s [limit raised to 100 in the window: still banned]",
+	ASSERT_EQ(send_n(&e, &p, 5), 0, "%s [limit raised to 100 in the window: still banned]",
 		  desc);
 	e.skel->bss->fake_now_ns += 2 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 1), 0, "%s [--ban 1s set: the ban in force keeps its 30 s]", desc);
+	ASSERT_EQ(send_n(&e, &p, 1), 0, "%s [--ban 1s set: the ban in force keeps its 30 s]", desc);
 	ASSERT_EQ(admin_reset(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 0, NULL), 1, "%s [reset]",
 		  desc);
-	ASSERT_EQ(passes(&e, &p, 200), 100, "%s [after reset: the limit, 100 of 200]", desc);
+	ASSERT_EQ(send_n(&e, &p, 200), 100, "%s [after reset: the limit, 100 of 200]", desc);
 	e.skel->bss->fake_now_ns += 1 * SEC_NS + XDP_RL_GRAIN;
 	stats(&e, &before);
-	ASSERT_EQ(passes(&e, &p, 1), 0, "%s [1 s on: refused ...]", desc);
+	ASSERT_EQ(send_n(&e, &p, 1), 0, "%s [1 s on: refused ...]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_LIMIT), 1,
 		  "%s [... by the limit: the new ban lasted 1 s]", desc);
 	env_free(&e);
@@ -146,34 +132,22 @@ UNIT_TEST(ban_layers)
 	env_live(&e, &live);
 	stats(&e, &before);
 	t0 = e.skel->bss->fake_now_ns;
-	ASSERT_EQ(passes(&e, &p, 4), 2, "%s [2 of 4]", desc);
+	ASSERT_EQ(send_n(&e, &p, 4), 2, "%s [2 of 4]", desc);
 	e.skel->bss->fake_now_ns = t0 + 2 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 4), 0, "%s [a second later: banned by the 1 s layer]", desc);
+	ASSERT_EQ(send_n(&e, &p, 4), 0, "%s [a second later: banned by the 1 s layer]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 1, "%s [one ban]", desc);
 	/* After it, the hourly layer (2 used) bans at its 6th packet. */
 	e.skel->bss->fake_now_ns = t0 + 31 * SEC_NS;
 	for (i = 0; i < 3; i++) {
-		n += passes(&e, &p, 2);
+		n += send_n(&e, &p, 2);
 		e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
 	}
 	ASSERT_EQ(n, 3, "%s [the hour's 3 left pass]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 2, "%s [the hour's layer bans]", desc);
-	ASSERT_EQ(passes(&e, &p, 3), 0, "%s [banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 3), 0, "%s [banned]", desc);
 	e.skel->bss->fake_now_ns += 30 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 3), 0, "%s [ban over, the hour still full]", desc);
+	ASSERT_EQ(send_n(&e, &p, 3), 0, "%s [ban over, the hour still full]", desc);
 	env_free(&e);
-}
-
-static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
-{
-	struct xdp_rl_rule_key4 k = { .prefixlen = len };
-	struct xdp_rl_layers zero = {};
-
-	inet_pton(AF_INET, prefix, &k.addr);
-	if (!r->lsid)
-		r->lsid = 100 + r->id;
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
 }
 
 /* A per-source rule's ban; a --shared budget is never banned; the global limits' have none. */
@@ -202,13 +176,13 @@ UNIT_TEST(ban_rules)
 	live.nrules4 = 2;
 	live.flags |= XDP_RL_F_BANS;
 	env_live(&e, &live);
-	ASSERT_EQ(passes(&e, &a, 5), 2, "%s [per source: 2 of 5]", desc);
-	ASSERT_EQ(passes(&e, &s, 5), 2, "%s [shared: 2 of 5]", desc);
-	ASSERT_EQ(passes(&e, &g, 5), 2, "%s [global: 2 of 5]", desc);
+	ASSERT_EQ(send_n(&e, &a, 5), 2, "%s [per source: 2 of 5]", desc);
+	ASSERT_EQ(send_n(&e, &s, 5), 2, "%s [shared: 2 of 5]", desc);
+	ASSERT_EQ(send_n(&e, &g, 5), 2, "%s [global: 2 of 5]", desc);
 	e.skel->bss->fake_now_ns += SEC_NS + XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &a, 5), 0, "%s [per-source rule's ban holds]", desc);
-	ASSERT_EQ(passes(&e, &s, 5), 2, "%s [the shared budget is not banned]", desc);
-	ASSERT_EQ(passes(&e, &g, 5), 2, "%s [the global limits have no ban]", desc);
+	ASSERT_EQ(send_n(&e, &a, 5), 0, "%s [per-source rule's ban holds]", desc);
+	ASSERT_EQ(send_n(&e, &s, 5), 2, "%s [the shared budget is not banned]", desc);
+	ASSERT_EQ(send_n(&e, &g, 5), 2, "%s [the global limits have no ban]", desc);
 	env_free(&e);
 }
 
@@ -288,7 +262,7 @@ UNIT_TEST(ban_made_at_turnover)
 	stats(&e, &before);
 	ASSERT_EQ(admin_charge(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 5, &l), 1, "%s [charge 5]",
 		  desc);
-	ASSERT_EQ(passes(&e, &p, 2), 0, "%s [refused in the window ...]", desc);
+	ASSERT_EQ(send_n(&e, &p, 2), 0, "%s [refused in the window ...]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 0, "%s [... by the limit, no ban]",
 		  desc);
 	w = windows4(&e, "198.18.40.6");
@@ -297,13 +271,13 @@ UNIT_TEST(ban_made_at_turnover)
 		goto out;
 	end = xdp_rl_start_ns(w->start_gen) + SEC_NS;
 	e.skel->bss->fake_now_ns = end + 3 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 1), 0, "%s [the window over: the next opens, banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 1), 0, "%s [the window over: the next opens, banned]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 1, "%s [the ban made then]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_DROPS_BANNED), 1, "%s [banned: 1]", desc);
 	e.skel->bss->fake_now_ns = end + 10 * SEC_NS - XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &p, 1), 0, "%s [10 s from the window's end: banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 1), 0, "%s [10 s from the window's end: banned]", desc);
 	e.skel->bss->fake_now_ns = end + 10 * SEC_NS + 2 * XDP_RL_GRAIN;
-	ASSERT_EQ(passes(&e, &p, 4), 3, "%s [then the limit again]", desc);
+	ASSERT_EQ(send_n(&e, &p, 4), 3, "%s [then the limit again]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_BANS), 2, "%s [and a ban again]", desc);
 out:
 	env_free(&e);
@@ -330,7 +304,7 @@ UNIT_TEST(ban_slot_kept)
 	live.max_ban_ns = live.ban_ns;
 	live.flags |= XDP_RL_F_BANS;
 	env_live(&e, &live);
-	ASSERT_EQ(passes(&e, &p, 4), 2, "%s [banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 4), 2, "%s [banned]", desc);
 	e.skel->bss->fake_now_ns += 10 * SEC_NS;
 	/*
 	 * Its window over, new sources fill the table's 32 slots and more,
@@ -341,13 +315,13 @@ UNIT_TEST(ban_slot_kept)
 	for (i = 0; i < 64; i++) {
 		snprintf(src, sizeof(src), "198.18.46.%d", i + 1);
 		struct pkt q = build(&(struct pkt_spec){ V4, src });
-		passes(&e, &q, 1);
-		n += passes(&e, &p, 1);
+		send_n(&e, &q, 1);
+		n += send_n(&e, &p, 1);
 		e.skel->bss->fake_now_ns += TICK_NS;
 	}
 	ASSERT_EQ(n, 0, "%s [nothing of the banned key passed]", desc);
 	ASSERT_TRUE(windows4(&e, "198.18.44.1") != NULL, "%s [the banned key kept its slot]", desc);
-	ASSERT_EQ(passes(&e, &p, 3), 0, "%s [and its ban]", desc);
+	ASSERT_EQ(send_n(&e, &p, 3), 0, "%s [and its ban]", desc);
 	env_free(&e);
 }
 
@@ -363,12 +337,12 @@ UNIT_TEST(ban_survives_charge)
 	if (env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
 		return;
 	set_ban(&e, 3, SEC_NS, 60 * SEC_NS);
-	ASSERT_EQ(passes(&e, &p, 5), 3, "%s [banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [banned]", desc);
 	e.skel->bss->fake_now_ns += 5 * SEC_NS;
 	ASSERT_EQ(admin_charge(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 1, &l), 1, "%s [charge 1]",
 		  desc);
-	ASSERT_EQ(passes(&e, &p, 3), 0, "%s [still banned]", desc);
+	ASSERT_EQ(send_n(&e, &p, 3), 0, "%s [still banned]", desc);
 	e.skel->bss->fake_now_ns += 60 * SEC_NS;
-	ASSERT_EQ(passes(&e, &p, 5), 3, "%s [after the ban: the limit]", desc);
+	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [after the ban: the limit]", desc);
 	env_free(&e);
 }

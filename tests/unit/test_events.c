@@ -54,26 +54,6 @@ static void lease(struct env *e, __u64 until_ns)
 	bpf_map_update_elem(bpf_map__fd(e->skel->maps.ev_lease), &zero, &l, 0);
 }
 
-static __u32 addr4(const char *s)
-{
-	__u32 a = 0;
-
-	inet_pton(AF_INET, s, &a);
-	return a;
-}
-
-static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
-{
-	struct xdp_rl_rule_key4 k = { .prefixlen = len };
-	struct xdp_rl_layers zero = {};
-
-	inet_pton(AF_INET, prefix, &k.addr);
-	if (!r->lsid)
-		r->lsid = 100 + r->id;
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
-}
-
 /* One layer: the 4th packet of 3/10s takes the window over, once; the next window once more. */
 UNIT_TEST(events_one_per_window)
 {

@@ -49,7 +49,8 @@ static int lists_in(struct env *e, int fd)
 	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.lists), &zero, &fd, 0);
 }
 
-static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
+/* A rule in rules4 with its prefix length, which the lists judge it by (harness.c's rule4 leaves it 0). */
+static int rule4_with_len(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
 {
 	struct xdp_rl_rule_key4 k = { .prefixlen = len };
 
@@ -108,9 +109,10 @@ UNIT_TEST(lists)
 	    list_put(fd, "198.18.23.0", 24, XDP_RL_RULE_DENY) ||
 	    list_put(fd, "2001:2:0:24::", 64, XDP_RL_RULE_DENY) ||
 	    list_put(fd, "198.18.26.0", 24, XDP_RL_RULE_ALLOW) ||
-	    rule4(&e, "198.18.20.7", 32, &allow32) || rule4(&e, "198.18.0.0", 16, &limit16) ||
-	    rule4(&e, "198.18.22.0", 24, &same24) || rule4(&e, "198.18.23.5", 32, &syn32) ||
-	    lists_in(&e, fd)) {
+	    rule4_with_len(&e, "198.18.20.7", 32, &allow32) ||
+	    rule4_with_len(&e, "198.18.0.0", 16, &limit16) ||
+	    rule4_with_len(&e, "198.18.22.0", 24, &same24) ||
+	    rule4_with_len(&e, "198.18.23.5", 32, &syn32) || lists_in(&e, fd)) {
 		UNIT_FAIL("lists: set up: %s", strerror(errno));
 		goto out;
 	}

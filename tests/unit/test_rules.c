@@ -13,18 +13,6 @@
 #include "harness.h"
 
 /* Insert rule @r for @prefix/@len into rules4, its shared windows zeroed. */
-static int rule4(struct env *e, const char *prefix, int len, struct xdp_rl_rule *r)
-{
-	struct xdp_rl_rule_key4 k = { .prefixlen = len };
-	struct xdp_rl_layers zero = {};
-
-	inet_pton(AF_INET, prefix, &k.addr);
-	if (!r->lsid)
-		r->lsid = 100 + r->id; /* each rule a limit set of its own, as xdp-rl gives it */
-	bpf_map_update_elem(bpf_map__fd(e->skel->maps.shared), &r->id, &zero, 0);
-	return bpf_map_update_elem(bpf_map__fd(e->skel->maps.rules4), &k, r, 0);
-}
-
 UNIT_TEST(rules)
 {
 	static const struct xdp_rl_layer one[] = { { 3, 10 * SEC_NS } };
