@@ -234,7 +234,7 @@ static __always_inline int admin_key(struct xdp_rl_admin *rq, void *map, const i
 		}
 		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		if (failed || READ_ONCE(s->tag) != pos.tag) {
-			layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
+			layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers, NULL);
 			/* Its slot passed to another key under the charge: again. */
 			return failed ? failed : ADMIN_AGAIN;
 		}
@@ -366,7 +366,7 @@ static __always_inline int admin_lru_change(struct xdp_rl_admin *rq, void *e, co
 	if (rq->op == XDP_RL_ADMIN_CHARGE)
 		st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	if (failed || lost || !lru_holds(e, v6, pos)) {
-		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers);
+		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, cfg_layers, NULL);
 		return failed ? failed : ADMIN_AGAIN;
 	}
 	lru_touch(e, v6, pos->tick);
@@ -477,7 +477,7 @@ static __always_inline int admin_shared(struct xdp_rl_admin *rq, const struct wi
 		opened += rq->op == XDP_RL_ADMIN_CHARGE ? op : 0;
 	}
 	if (failed && rq->op == XDP_RL_ADMIN_CHARGE)
-		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, XDP_RL_MAX_LAYERS);
+		layers_undo(w, &ch, rq->from, ch.held_to, rq->count, XDP_RL_MAX_LAYERS, NULL);
 	/* As a key's charge (admin_key): the windows it opened are counted. */
 	st->c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 	return failed ? failed : 1;

@@ -23,6 +23,7 @@
 #include "window.h"
 #include "events.h"
 #include "ban.h"
+#include "rate.h"
 
 /*
  * Where a key's windows are (for their drops and the fleet's share), and
@@ -114,9 +115,13 @@ struct charge {
 	int over;	  /* the layer this charge took over its limit (events.h), or -1 */
 	__u64 over_count; /* ... its count then, the fleet's share included */
 	int banned;	  /* refused by a ban found on opening a window (ban.h, B2) */
-	int pad;
-	__u64 prev[2]; /* the window before the one charged (struct window_charge) */
+	__u32 rates;	  /* bit i: layer i is a rate (rate.h) */
+	union {
+		__u64 prev[2];	    /* the window before the one charged (struct window_charge) */
+		struct rate_io rio; /* a rate's (rate.h) */
+	};
 	__u64 ban_ns;  /* in: the limits' --ban, 0: none (not on the stack: check-stack.py) */
+	__u64 rate_word[XDP_RL_MAX_LAYERS]; /* a rate layer's pass: the count_gen it wrote (rate.h, R3) */
 };
 
 /*
@@ -189,18 +194,58 @@ static __always_inline void ban_carry(const struct where *wh, __u32 i, const str
 		ban_after(wh, i, ch, gen, window_ns, now, 0);
 }
 
-/* Take back the charges of layers [@from, @to) of @st, which has room for @room. */
+/*
+ * Take back the charges of layers [@from, @to) of @st, which has room for
+ * @room, under the layers @lay (NULL: windows only, as `charge` makes).
+ */
 static __always_inline void layers_undo(struct xdp_rl_state *st, const struct charge *ch, int from,
-					int to, __u64 inc, __u32 room)
+					int to, __u64 inc, __u32 room,
+					const struct xdp_rl_layer *lay)
 {
 	int i;
 
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if (i >= to || (__u32)i >= room)
 			break;
-		if (i >= from)
+		if (i < from)
+			continue;
+		if (lay && (ch->rates & (1U << i)))
+			rate_undo(&st[i], &lay[i], ch->rate_word[i], inc);
+		else
 			window_undo(&st[i], ch->gens[i], inc);
 	}
+}
+
+/*
+ * Charge @inc to the rate layer @i of @st (rate.h) as window_hit_prev charges
+ * a window: returns the "count" layers_charge decides on, 0 to pass and
+ * XDP_RL_COUNT_SAT (over any limit) to refuse; the generation in
+ * ch->gens[i], and for an episode's first refusal ch->over. No ban is made
+ * at an episode's start: a banned key is refused before its charge.
+ */
+static __always_inline __u64 rate_layer_hit(struct xdp_rl_state *st, __u32 i,
+					    const struct xdp_rl_layer *lay,
+					    const struct window_clock *clk, __u64 inc, int *op,
+					    struct charge *ch, const struct where *wh)
+{
+	int pass;
+
+	i &= XDP_RL_MAX_LAYERS - 1;
+	ch->rio.word = wh->fresh ? wh->fresh[0] : 0;
+	ch->rio.how = wh->fresh ? wh->fresh[1] : 0;
+	pass = rate_hit(&st[i], clk, &lay[i], inc, &ch->rio);
+	ch->rates |= 1U << i;
+	*op = !!(ch->rio.how & RATE_OPENED);
+	ch->gens[i] = ch->rio.how & RATE_LOST ? WINDOW_LOST :
+		      (__u32)ch->rio.how == RATE_NO_GEN ? WINDOW_NOT_CHARGED :
+							  (__u32)ch->rio.how;
+	ch->rate_word[i] = ch->rio.word;
+	if (!pass && (ch->rio.how & RATE_FIRST) && ch->over < 0) {
+		ch->over = i;
+		ch->over_count = lay[i].burst;
+	}
+	ch->prev[0] = ch->prev[1] = 0;
+	return pass ? 0 : XDP_RL_COUNT_SAT;
 }
 
 /*
@@ -223,6 +268,13 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++) {
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;
+		if (xdp_rl_is_rate(&lay[i])) {
+			/* A rate refuses on a read once its episode's first refusal is made (rate.h, R2). */
+			if (rate_exhausted(&st[i], &lay[i], clk->now, inc, gen))
+				return i;
+			/* Whether it would pass: the full charge finds out. */
+			return -1;
+		}
 		e = READ_ONCE(st[i].start_gen);
 		if (xdp_rl_window_over(e, clk->now, lay[i].window_ns))
 			return -1;
@@ -262,11 +314,16 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 	ch->lost = 0;
 	ch->over = -1;
 	ch->banned = 0;
+	ch->rates = 0;
 	if (room == 1) {
 		/* One window per key (the default): no loop, nothing to take back. */
 		op = 0;
-		count = window_hit_prev(&st[0], clk, lay[0].window_ns, inc, &op, &ch->gens[0],
-					wh->fresh, ch->prev);
+		ch->rate_word[0] = 0;
+		if (xdp_rl_is_rate(&lay[0]))
+			count = rate_layer_hit(st, 0, lay, clk, inc, &op, ch, wh);
+		else
+			count = window_hit_prev(&st[0], clk, lay[0].window_ns, inc, &op,
+						&ch->gens[0], wh->fresh, ch->prev);
 		if (op)
 			words_open(wh, 0, ch->gens[0]);
 		*opened += op;
@@ -280,8 +337,8 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 			ch->held_to = 0;
 			return 0;
 		}
-		/* The fleet's share of the window counts as if charged here. */
-		if (count < XDP_RL_COUNT_SAT)
+		/* The fleet's share of the window counts as if charged here (a rate has none). */
+		if (count < XDP_RL_COUNT_SAT && !ch->rates)
 			count += remote_count(wh, 0, ch->gens[0]);
 		if (count > lay[0].limit)
 			ch->refused = 0;
@@ -296,20 +353,24 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 		if ((__u32)i >= n || (__u32)i >= room)
 			break;
 		op = 0;
-		count = window_hit_prev(&st[i], clk, lay[i].window_ns, inc, &op, &ch->gens[i],
-					wh->fresh, ch->prev);
+		ch->rate_word[i] = 0;
+		if (xdp_rl_is_rate(&lay[i]))
+			count = rate_layer_hit(st, i, lay, clk, inc, &op, ch, wh);
+		else
+			count = window_hit_prev(&st[i], clk, lay[i].window_ns, inc, &op,
+						&ch->gens[i], wh->fresh, ch->prev);
 		if (op)
 			words_open(wh, i, ch->gens[i]);
 		*opened += op;
 		if (layer_banned(wh, i, ch, ch->gens[i], lay[i].limit, lay[i].window_ns, clk)) {
 			/* B2: refused by a ban; every charge comes back, this layer's too. */
-			layers_undo(st, ch, 0, i + 1, inc, room);
+			layers_undo(st, ch, 0, i + 1, inc, room, lay);
 			ch->banned = 1;
 			ch->refused = i;
 			ch->held_to = 0;
 			return 0;
 		}
-		if (count < XDP_RL_COUNT_SAT)
+		if (count < XDP_RL_COUNT_SAT && !(ch->rates & (1U << i)))
 			count += remote_count(wh, i, ch->gens[i]);
 		if (count > lay[i].limit) {
 			ch->refused = i;
@@ -324,7 +385,7 @@ static __always_inline int layers_charge(struct xdp_rl_state *st, __u32 room,
 	}
 	ch->held_to = i + (ch->refused >= 0);
 	if (ch->refused > 0) {
-		layers_undo(st, ch, 0, ch->refused, inc, room);
+		layers_undo(st, ch, 0, ch->refused, inc, room, lay);
 		ch->held_from = ch->refused;
 	}
 	return ch->refused < 0;

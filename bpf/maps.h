@@ -334,7 +334,7 @@ struct {
  * (entries SCRATCH_LRU4 and 6, one per family: nothing but the key, seen
  * and the windows is ever written there, so drops and fleet words are 0).
  */
-#define SCRATCH_SIZE   256
+#define SCRATCH_SIZE   512
 #define SCRATCH_REQ    0
 #define SCRATCH_LRU4   1
 #define SCRATCH_LRU6   2

@@ -478,6 +478,9 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	if (j >= 0) {
 		if (e && !entry_holds(e, v6, &r->pos, lru))
 			return LOST_AS(V_LIMIT);
+		/* A rate bans at any refusal while no ban holds (ban.h, rate.h's R2). */
+		if (ch->ban_ns && (__u32)j < room && xdp_rl_is_rate(&lim->layer[j & 3]))
+			ban_record(where_ban(&wh, j), &s[j], gen, r->clk.now, ch->ban_ns);
 		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc, e && lru ? &r->pos : NULL);
 		if (e)
 			entry_touch(e, v6, r->pos.tick, lru);
@@ -491,13 +494,18 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 		 * come out. Found fresh for another key (lru.h), nothing was
 		 * charged: the packet is as one no entry could be had for.
 		 */
-		layers_undo(s, ch, ch->held_from, ch->held_to, r->inc, room);
+		layers_undo(s, ch, ch->held_from, ch->held_to, r->inc, room, lim->layer);
 		return LOST_AS(pass || ch->lost ? V_PASS : V_LIMIT);
 	}
 	if (e)
 		entry_touch(e, v6, r->pos.tick, lru);
 	if (ch->banned)
 		return V_BANNED;
+	/* A rate's refusal charged nothing: its drop is counted as a read-only one's (hot.h). */
+	j = ch->refused & (XDP_RL_MAX_LAYERS - 1);
+	if (!pass && (ch->rates & (1U << j)) && ch->gens[j] <= XDP_RL_GEN_MASK)
+		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, ch->gens[j]), r->inc,
+			 e && lru ? &r->pos : NULL);
 	if (!pass && ch->over >= 0) {
 		j = ch->over & (XDP_RL_MAX_LAYERS - 1);
 		gen = ch->ban_ns && (__u32)j < room ?
@@ -687,6 +695,7 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	__u32 index;
 
 	if (table_lru() || cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
+	    xdp_rl_is_rate(&live->layer[0]) ||
 	    (live->flags &
 	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
 		return V_SLOW;

@@ -733,11 +733,99 @@ enum xdp_rl_link_local {
 	XDP_RL_LL_EXEMPT,  /* never limited: passed untouched */
 };
 
-/* One layer: up to `limit` packets (or bytes) per window of `window_ns`. */
+/*
+ * One layer of a limit: a fixed window (burst 0), up to @limit packets (or
+ * bytes) per window of @window_ns; or a rate (--rate N/DUR --burst B,
+ * bpf/rate.h): @limit per @window_ns on average, @burst at once, so that in
+ * any interval of length t a key passes at most burst + limit * t /
+ * window_ns (xdp_rl_rate_fill works out the rest).
+ */
 struct xdp_rl_layer {
 	__u64 limit;
 	__u64 window_ns;
+	__u64 burst;  /* 0: a fixed window; a rate: B */
+	__u64 per_fp; /* a rate: ns a unit costs, window_ns / limit in 32.32 fixed point, rounded up */
+	__u64 tau_ns; /* a rate: how far past now a charge may take its TAT: burst * window_ns / limit, rounded down */
 };
+
+/* Whether layer @l is a rate (--rate). */
+static inline int xdp_rl_is_rate(const struct xdp_rl_layer *l)
+{
+	return l->burst != 0;
+}
+
+/*
+ * What a charge of @inc units (packets or bytes) costs a rate, in ns:
+ * inc * window_ns / limit, rounded up, so that a key passes no more than
+ * the rate, never less than one ns per unit less (include/xdp_rl.h's
+ * XDP_RL_RATE_PER_MAX keeps it in 64 bits for any frame).
+ */
+static inline __u64 xdp_rl_rate_cost(__u64 per_fp, __u64 inc)
+{
+	return inc * (per_fp >> 32) + ((inc * (per_fp & 0xffffffffULL) + 0xffffffffULL) >> 32);
+}
+
+/* The slowest rate: a unit may cost at most this many ns (2^40: about 18 minutes). */
+#define XDP_RL_RATE_PER_MAX (1ULL << 40)
+/*
+ * The longest burst, in time (tau_ns, the time the rate takes to earn the
+ * burst back: 2^44 ns, about 4.9 hours), so that a TAT never runs past its
+ * state's offset bits (bpf/rate.h).
+ */
+#define XDP_RL_RATE_TAU_MAX (1ULL << 44)
+
+#ifndef __bpf__
+/*
+ * Fill in the rate layer @l of @n per @window_ns with burst @burst: its
+ * cost per unit and its tolerance. Returns 0, or -1 if the rate is slower
+ * than XDP_RL_RATE_PER_MAX per unit or the burst takes longer than
+ * XDP_RL_RATE_TAU_MAX to earn back (then @l is unchanged).
+ */
+static inline int xdp_rl_rate_fill(struct xdp_rl_layer *l, __u64 n, __u64 window_ns, __u64 burst)
+{
+	unsigned __int128 per, tau;
+
+	if (!n || !window_ns || !burst)
+		return -1;
+	per = (((unsigned __int128)window_ns << 32) + n - 1) / n;
+	tau = (unsigned __int128)burst * window_ns / n;
+	if (per > ((unsigned __int128)XDP_RL_RATE_PER_MAX << 32) || tau > XDP_RL_RATE_TAU_MAX)
+		return -1;
+	l->limit = n;
+	l->window_ns = window_ns;
+	l->burst = burst;
+	l->per_fp = (__u64)per;
+	l->tau_ns = (__u64)tau;
+	return 0;
+}
+#endif
+
+/*
+ * A rate layer's state (bpf/rate.h) is a struct xdp_rl_state as a window's,
+ * whose count is how far the key's theoretical arrival time (TAT: when it
+ * will have paid for every unit it passed) is past the start:
+ *
+ *   start_gen: when the key's episode began (its first charge since it
+ *              last owed nothing), rounded down to XDP_RL_GRAIN, and the
+ *              generation;
+ *   count_gen: the generation on top; XDP_RL_RATE_REFUSING once a packet
+ *              of the episode was refused; TAT - start below it, in ns.
+ *
+ * The key owes nothing, and its "window" is over, once TAT <= now.
+ */
+#define XDP_RL_RATE_OFF_BITS 46
+#define XDP_RL_RATE_OFF_MASK ((1ULL << XDP_RL_RATE_OFF_BITS) - 1)
+#define XDP_RL_RATE_REFUSING (1ULL << XDP_RL_RATE_OFF_BITS)
+
+/* The TAT of a rate state whose words read @start_gen and @count_gen (0: none). */
+static inline __u64 xdp_rl_rate_tat(__u64 start_gen, __u64 count_gen)
+{
+	__u64 start = xdp_rl_start_ns(start_gen);
+
+	if (!start || xdp_rl_gen_of_start(start_gen) != xdp_rl_gen_of_count(count_gen))
+		return 0;
+	return start + (count_gen & XDP_RL_RATE_OFF_MASK);
+}
 
 /* The layers of a limit or a rule, as one object (struct xdp_rl_live, xdp_rl_rule). */
 struct xdp_rl_layers_limits {

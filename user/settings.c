@@ -523,7 +523,7 @@ unsigned int settings_layers_needed(const struct settings *s)
 
 int settings_finish_load(struct settings *s, const char *cmd, struct why *why)
 {
-	static const struct xdp_rl_layer base = { DEFAULT_LIMIT, DEFAULT_WINDOW_NS };
+	static const struct xdp_rl_layer base = { .limit = DEFAULT_LIMIT, .window_ns = DEFAULT_WINDOW_NS };
 	const struct rule_spec *widest;
 
 	if (settings_layers(s, &base, why) || settings_select(s, &s->live, why) ||
