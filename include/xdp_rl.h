@@ -744,7 +744,7 @@ struct xdp_rl_layer {
 	__u64 limit;
 	__u64 window_ns;
 	__u64 burst;  /* 0: a fixed window; a rate: B */
-	__u64 per_fp; /* a rate: ns a unit costs, window_ns / limit in 32.32 fixed point, rounded up */
+	__u64 per_fp; /* a rate: ns a unit costs, window_ns / limit in 40.24 fixed point, rounded up */
 	__u64 tau_ns; /* a rate: how far past now a charge may take its TAT: burst * window_ns / limit, rounded down */
 };
 
@@ -755,6 +755,16 @@ static inline int xdp_rl_is_rate(const struct xdp_rl_layer *l)
 }
 
 /*
+ * A rate's cost per unit (per_fp) is in fixed point: 40 bits of ns, 24 of
+ * fraction. The slowest rate a unit may cost is 2^40 ns (about 18
+ * minutes); a frame (under 2^16 bytes) times it stays within 64 bits, and
+ * the fraction's rounding up costs under 2^-24 ns a unit.
+ */
+#define XDP_RL_RATE_FRAC_BITS 24
+#define XDP_RL_RATE_FRAC_MASK ((1ULL << XDP_RL_RATE_FRAC_BITS) - 1)
+#define XDP_RL_RATE_PER_MAX   (1ULL << (64 - XDP_RL_RATE_FRAC_BITS))
+
+/*
  * What a charge of @inc units (packets or bytes) costs a rate, in ns:
  * inc * window_ns / limit, rounded up, so that a key passes no more than
  * the rate, never less than one ns per unit less (include/xdp_rl.h's
@@ -762,11 +772,10 @@ static inline int xdp_rl_is_rate(const struct xdp_rl_layer *l)
  */
 static inline __u64 xdp_rl_rate_cost(__u64 per_fp, __u64 inc)
 {
-	return inc * (per_fp >> 32) + ((inc * (per_fp & 0xffffffffULL) + 0xffffffffULL) >> 32);
+	return inc * (per_fp >> XDP_RL_RATE_FRAC_BITS) +
+	       ((inc * (per_fp & XDP_RL_RATE_FRAC_MASK) + XDP_RL_RATE_FRAC_MASK) >>
+		XDP_RL_RATE_FRAC_BITS);
 }
-
-/* The slowest rate: a unit may cost at most this many ns (2^40: about 18 minutes). */
-#define XDP_RL_RATE_PER_MAX (1ULL << 40)
 /*
  * The longest burst, in time (tau_ns, the time the rate takes to earn the
  * burst back: 2^44 ns, about 4.9 hours), so that a TAT never runs past its
@@ -787,9 +796,10 @@ static inline int xdp_rl_rate_fill(struct xdp_rl_layer *l, __u64 n, __u64 window
 
 	if (!n || !window_ns || !burst)
 		return -1;
-	per = (((unsigned __int128)window_ns << 32) + n - 1) / n;
+	per = (((unsigned __int128)window_ns << XDP_RL_RATE_FRAC_BITS) + n - 1) / n;
 	tau = (unsigned __int128)burst * window_ns / n;
-	if (per > ((unsigned __int128)XDP_RL_RATE_PER_MAX << 32) || tau > XDP_RL_RATE_TAU_MAX)
+	if (per >= (unsigned __int128)XDP_RL_RATE_PER_MAX << XDP_RL_RATE_FRAC_BITS ||
+	    tau > XDP_RL_RATE_TAU_MAX)
 		return -1;
 	l->limit = n;
 	l->window_ns = window_ns;
