@@ -259,15 +259,15 @@ static __always_inline __u64 slot_rank(struct xdp_rl_slot *s, __u64 tag, const i
 			break;
 		/* Open, as xdp_rl_window_over says: started, not lasted, not on another clock. */
 		w = (live->layer[i].window_ns & m) | (live->max_window_ns & ~m);
-		/* A ban may outlast its window by the longest ban (ban.h). */
-		w += live->max_ban_ns & mask_nonzero(live->flags & XDP_RL_F_BANS);
-		start = xdp_rl_start_ns(READ_ONCE(st[i].start_gen));
 		/*
 		 * A rate's state is open while its TAT is ahead (rate.h), however
 		 * long ago its episode began: its offset counts as a window's
 		 * length. A window's count read so only keeps its slot longer.
 		 */
 		w |= READ_ONCE(st[i].count_gen) & XDP_RL_RATE_OFF_MASK;
+		/* A ban may outlast its window, or a rate's TAT, by the longest ban (ban.h). */
+		w += live->max_ban_ns & mask_nonzero(live->flags & XDP_RL_F_BANS);
+		start = xdp_rl_start_ns(READ_ONCE(st[i].start_gen));
 		open |= mask_nonzero(start) & mask_below(pos->now, start + w) &
 			~mask_below(pos->now + XDP_RL_AHEAD_MAX_NS, start);
 	}

@@ -36,6 +36,11 @@
  */
 /* ... and, at this bit, whether the crossing banned its key (ban.h). */
 #define EV_BANNED_BIT 24
+/*
+ * A rate's first refusal (rate.h) reports its burst as the count, with
+ * this bit set (no window's count comes near it): the record says so.
+ */
+#define EV_COUNT_RATE (1ULL << 63)
 #define EV_INFO(fam, layer, kind, rule)                                           \
 	((__u64)(fam) | (__u64)((layer)&0xff) << 8 | (__u64)((kind)&0xff) << 16 | \
 	 (__u64)(__u32)(rule) << 32)
@@ -77,10 +82,11 @@ __noinline int event_over(const struct table_key *key, __u64 info, __u64 limit, 
 	ev->time_ns = now;
 	ev->limit = limit;
 	ev->window_ns = window_ns;
-	ev->count = count;
+	ev->count = count & ~EV_COUNT_RATE;
 	ev->family = info & 0xff;
 	ev->layer = (info >> 8) & 0xff;
-	ev->banned = (info >> EV_BANNED_BIT) & 1;
+	ev->banned = ((info >> EV_BANNED_BIT) & XDP_RL_EV_BANNED) |
+		     (count & EV_COUNT_RATE ? XDP_RL_EV_RATE : 0);
 	ev->kind = (info >> 16) & 0xff;
 	ev->rule = info >> 32;
 	bpf_ringbuf_submit(ev, 0);

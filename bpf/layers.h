@@ -120,8 +120,9 @@ struct charge {
 		__u64 prev[2];	    /* the window before the one charged (struct window_charge) */
 		struct rate_io rio; /* a rate's (rate.h) */
 	};
-	__u64 ban_ns;  /* in: the limits' --ban, 0: none (not on the stack: check-stack.py) */
-	__u64 rate_word[XDP_RL_MAX_LAYERS]; /* a rate layer's pass: the count_gen it wrote (rate.h, R3) */
+	__u64 ban_ns; /* in: the limits' --ban, 0: none (not on the stack: check-stack.py) */
+	__u64 rate_word
+		[XDP_RL_MAX_LAYERS]; /* a rate layer's pass: the count_gen it wrote (rate.h, R3) */
 };
 
 /*
@@ -228,21 +229,32 @@ static __always_inline __u64 rate_layer_hit(struct xdp_rl_state *st, __u32 i,
 					    const struct window_clock *clk, __u64 inc, int *op,
 					    struct charge *ch, const struct where *wh)
 {
-	int pass;
+	int pass, k;
 
 	i &= XDP_RL_MAX_LAYERS - 1;
-	ch->rio.word = wh->fresh ? wh->fresh[0] : 0;
-	ch->rio.how = wh->fresh ? wh->fresh[1] : 0;
-	pass = rate_hit(&st[i], clk, &lay[i], inc, &ch->rio);
+	ch->rio.next = 0;
+	for (k = 0; k < 2; k++) {
+		ch->rio.word = wh->fresh ? wh->fresh[0] : 0;
+		ch->rio.how = wh->fresh ? wh->fresh[1] : 0;
+		pass = rate_hit(&st[i], clk, &lay[i], inc, &ch->rio);
+		if (!(ch->rio.how & RATE_NEED_GEN))
+			break;
+		/* An LRU table's episode begins with the counter's next generation (rate.h). */
+		ch->rio.next = (ch->rio.how & XDP_RL_GEN_MASK) << 16 |
+			       window_next_gen(ch->rio.how & XDP_RL_GEN_MASK);
+	}
+	/* Asked twice (the state moved under it): refused, as a lost swap is. */
+	if (ch->rio.how & RATE_NEED_GEN)
+		ch->rio.how = RATE_NO_GEN;
 	ch->rates |= 1U << i;
 	*op = !!(ch->rio.how & RATE_OPENED);
-	ch->gens[i] = ch->rio.how & RATE_LOST ? WINDOW_LOST :
+	ch->gens[i] = ch->rio.how & RATE_LOST		? WINDOW_LOST :
 		      (__u32)ch->rio.how == RATE_NO_GEN ? WINDOW_NOT_CHARGED :
 							  (__u32)ch->rio.how;
 	ch->rate_word[i] = ch->rio.word;
 	if (!pass && (ch->rio.how & RATE_FIRST) && ch->over < 0) {
 		ch->over = i;
-		ch->over_count = lay[i].burst;
+		ch->over_count = lay[i].burst | EV_COUNT_RATE;
 	}
 	ch->prev[0] = ch->prev[1] = 0;
 	return pass ? 0 : XDP_RL_COUNT_SAT;

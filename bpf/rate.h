@@ -8,8 +8,10 @@
  * up (xdp_rl_rate_cost). A packet of @inc units read the clock at now; it
  * passes iff
  *
- *     max(TAT, now) + cost(inc) - now <= tau,   tau = floor(B * DUR / N),
+ *     max(TAT, now) + cost(inc) - now <= tau,
  *
+ * tau, the burst in time: B * cost(1) for packets, floor(B * DUR / N) for
+ * bytes (xdp_rl_rate_tau), *
  * and then the TAT becomes max(TAT, now) + cost(inc). The state is a
  * window's two words (include/xdp_rl.h): the episode's start and
  * generation, and TAT - start. Four invariants:
@@ -59,33 +61,34 @@
 /*
  * What rate_hit is given and gives back, in two words (the struct charge's,
  * not the stack: check-stack.py). In: the key's fresh windows (an LRU
- * element's, window.h), or 0 and 0. Out: @word, the count_gen a pass wrote
+ * element's, window.h: start_gen in @word, count_gen in @how), or 0 and 0.
+ * Out: @word, the count_gen a pass wrote
  * (rate_undo), 0 if refused; @how, the generation (RATE_NO_GEN if none)
  * and the RATE_* bits below.
  */
 struct rate_io {
 	__u64 word;
 	__u64 how;
+	/*
+	 * In, an LRU table: 0, or the generation to begin an episode with
+	 * after generation g, as (g << 16) | next: rate_hit asks for it
+	 * (RATE_NEED_GEN) and its caller takes it from lru_next_gen, out of
+	 * line, so that rate_hit calls nothing (check-stack.py) and the
+	 * verifier walks no lookup in its loop.
+	 */
+	__u64 next;
 };
 
-#define RATE_NO_GEN  0xffffffffULL
-#define RATE_OPENED  (1ULL << 32) /* it began an episode */
-#define RATE_FIRST   (1ULL << 33) /* refused: the first refusal of its episode (R2) */
-#define RATE_LOST    (1ULL << 34) /* an LRU element that went to another key: nothing done */
+#define RATE_NO_GEN   0xffffffffULL
+#define RATE_OPENED   (1ULL << 32) /* it began an episode */
+#define RATE_FIRST    (1ULL << 33) /* refused: the first refusal of its episode (R2) */
+#define RATE_LOST     (1ULL << 34) /* an LRU element that went to another key: nothing done */
+#define RATE_NEED_GEN (1ULL << 35) /* an episode to begin after generation how & 0xffff: io->next */
 
 /* A reading of the clock for a rate: never below a grain, so that an episode's start is never 0. */
 static __always_inline __u64 rate_now(__u64 now)
 {
 	return now < XDP_RL_GRAIN ? XDP_RL_GRAIN : now;
-}
-
-/*
- * window_next_gen with lru_next_gen's body inline: rate_hit calls nothing,
- * so that its frame may be larger (check-stack.py: charge, then rate_hit).
- */
-static __always_inline __u64 rate_next_gen(__u64 g)
-{
-	return cfg_table == XDP_RL_TABLE_LRU ? lru_gen_after(g) : (g + 1) & XDP_RL_GEN_MASK;
 }
 
 /*
@@ -97,30 +100,35 @@ static __always_inline __u64 rate_next_gen(__u64 g)
 __noinline int rate_hit(struct xdp_rl_state *s, const struct window_clock *clk,
 			const struct xdp_rl_layer *lay, __u64 inc, struct rate_io *io)
 {
-	__u64 e, c, g, now, start, tat, next, cost, fs, fc;
+	__u64 e, c, g, now, start, tat, w, cost, tau;
 	int i;
 
 	if (!s || !clk || !lay || !io)
 		return 0;
-	fs = io->word;
-	fc = io->how;
+	tau = xdp_rl_rate_tau(lay, cfg_bytes);
 	now = rate_now(clk->now);
 	cost = xdp_rl_rate_cost(lay->per_fp, inc);
-	for (i = 0; i < WINDOW_TRIES && cost <= lay->tau_ns; i++) {
+	/*
+	 * A frame larger than the burst (--bytes) never passes: refused as is,
+	 * nothing written (an LRU element's fresh state takes no flag).
+	 */
+	for (i = 0; i < WINDOW_TRIES && cost <= tau; i++) {
 		e = READ_ONCE(s->start_gen);
 		c = READ_ONCE(s->count_gen);
 		g = xdp_rl_gen_of_count(c);
-		if (fc && (!g ? c != fc : (e & XDP_RL_FRESH_TOP) && e != fs)) {
+		/* io holds the key's fresh windows until the end (struct rate_io). */
+		if (io->how && (!g ? c != io->how : (e & XDP_RL_FRESH_TOP) && e != io->word)) {
 			/* An LRU element that went to another key under this packet (window.h). */
 			io->word = 0;
 			io->how = RATE_LOST | RATE_NO_GEN;
 			return 0;
 		}
 		start = xdp_rl_start_ns(e);
-		if (!(fc && !g) && g != xdp_rl_gen_of_start(e)) {
+		if (!(io->how && !g) && g != xdp_rl_gen_of_start(e)) {
 			/* R4 (I5): generation g has no start yet: give it one, then look again. */
-			__sync_val_compare_and_swap(&s->start_gen, e,
-						    (rate_now(clock_fresh(clk)) & ~XDP_RL_GEN_MASK) | g);
+			__sync_val_compare_and_swap(
+				&s->start_gen, e,
+				(rate_now(clock_fresh(clk)) & ~XDP_RL_GEN_MASK) | g);
 			continue;
 		}
 		/*
@@ -128,34 +136,45 @@ __noinline int rate_hit(struct xdp_rl_state *s, const struct window_clock *clk,
 		 * element's), one never charged, or one begun on another clock.
 		 */
 		tat = start + (c & XDP_RL_RATE_OFF_MASK);
-		if ((fc && !g) || !start || start > now + XDP_RL_AHEAD_MAX_NS)
+		if ((io->how && !g) || !start || start > now + XDP_RL_AHEAD_MAX_NS)
 			tat = 0;
-		next = (tat > now ? tat : now) + cost;
-		if (next - now > lay->tau_ns) {
+		w = (tat > now ? tat : now) + cost; /* the TAT after this packet */
+		if (w - now > tau) {
 			/* Refused (R2): the episode's first refusal sets the flag. */
 			io->word = 0;
 			io->how = g;
 			if (!(c & XDP_RL_RATE_REFUSING) &&
-			    __sync_val_compare_and_swap(&s->count_gen, c, c | XDP_RL_RATE_REFUSING) == c)
+			    __sync_val_compare_and_swap(&s->count_gen, c,
+							c | XDP_RL_RATE_REFUSING) == c)
 				io->how |= RATE_FIRST;
 			return 0;
 		}
-		/* The episode's flag goes on while it does. */
-		io->how = tat > now ? c & XDP_RL_RATE_REFUSING : 0;
-		if (tat > now && next - start <= XDP_RL_RATE_OFF_MASK) {
-			io->word = (g << XDP_RL_COUNT_BITS) | io->how | (next - start);
-			if (__sync_val_compare_and_swap(&s->count_gen, c, io->word) != c)
+		if (tat > now && w - start <= XDP_RL_RATE_OFF_MASK) {
+			/* The episode goes on, and its flag with it. */
+			w = (g << XDP_RL_COUNT_BITS) | (c & XDP_RL_RATE_REFUSING) | (w - start);
+			if (__sync_val_compare_and_swap(&s->count_gen, c, w) != c)
 				continue;
+			io->word = w;
 			io->how = g;
 			return 1;
 		}
-		/* R4: a new episode (or a new offset), from this reading rounded down. */
-		g = rate_next_gen(g);
-		start = now & ~XDP_RL_GEN_MASK;
-		io->word = (g << XDP_RL_COUNT_BITS) | io->how | (next - start);
-		if (__sync_val_compare_and_swap(&s->count_gen, c, io->word) != c)
+		/* R4: a new episode (or a new offset, the flag kept), from this reading rounded down. */
+		if (cfg_table == XDP_RL_TABLE_LRU) {
+			if (!io->next || io->next >> 16 != g) {
+				io->word = 0;
+				io->how = g | RATE_NEED_GEN;
+				return 0;
+			}
+			g = io->next & XDP_RL_GEN_MASK;
+		} else {
+			g = (g + 1) & XDP_RL_GEN_MASK;
+		}
+		w = (g << XDP_RL_COUNT_BITS) | (tat > now ? c & XDP_RL_RATE_REFUSING : 0) |
+		    (w - (now & ~XDP_RL_GEN_MASK));
+		if (__sync_val_compare_and_swap(&s->count_gen, c, w) != c)
 			continue;
-		__sync_val_compare_and_swap(&s->start_gen, e, start | g);
+		__sync_val_compare_and_swap(&s->start_gen, e, (now & ~XDP_RL_GEN_MASK) | g);
+		io->word = w;
 		io->how = g | RATE_OPENED;
 		return 1;
 	}
@@ -192,7 +211,7 @@ static __always_inline int rate_exhausted(struct xdp_rl_state *s, const struct x
 	now = rate_now(now);
 	if (!xdp_rl_gen_of_count(c) || tat <= now || xdp_rl_start_ns(e) > now + XDP_RL_AHEAD_MAX_NS)
 		return 0;
-	if (tat + xdp_rl_rate_cost(lay->per_fp, inc) - now <= lay->tau_ns)
+	if (tat + xdp_rl_rate_cost(lay->per_fp, inc) - now <= xdp_rl_rate_tau(lay, cfg_bytes))
 		return 0;
 	*gen = xdp_rl_gen_of_count(c);
 	return 1;

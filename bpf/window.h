@@ -148,7 +148,7 @@ static __always_inline __u64 window_start_now(const struct window_clock *clk, __
  * opened anywhere, even an element the kernel gave to another key and
  * filled with fresh windows meanwhile (bpf/lru.h).
  */
-static __always_inline __u64 lru_gen_after(__u64 g)
+__noinline __u64 lru_next_gen(__u64 g)
 {
 	__u32 k = XDP_RL_LRU_GEN;
 	__u64 *ctr, n;
@@ -159,11 +159,6 @@ static __always_inline __u64 lru_gen_after(__u64 g)
 	n = __sync_fetch_and_add(ctr, 1) % XDP_RL_GEN_MASK + 1;
 	/* The counter came round to @g: the one after it (I2: never @g itself). */
 	return n != g ? n : n % XDP_RL_GEN_MASK + 1;
-}
-
-__noinline __u64 lru_next_gen(__u64 g)
-{
-	return lru_gen_after(g);
 }
 
 /*

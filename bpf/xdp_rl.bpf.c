@@ -478,9 +478,6 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	if (j >= 0) {
 		if (e && !entry_holds(e, v6, &r->pos, lru))
 			return LOST_AS(V_LIMIT);
-		/* A rate bans at any refusal while no ban holds (ban.h, rate.h's R2). */
-		if (ch->ban_ns && (__u32)j < room && xdp_rl_is_rate(&lim->layer[j & 3]))
-			ban_record(where_ban(&wh, j), &s[j], gen, r->clk.now, ch->ban_ns);
 		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc, e && lru ? &r->pos : NULL);
 		if (e)
 			entry_touch(e, v6, r->pos.tick, lru);

@@ -743,9 +743,9 @@ enum xdp_rl_link_local {
 struct xdp_rl_layer {
 	__u64 limit;
 	__u64 window_ns;
-	__u64 burst;  /* 0: a fixed window; a rate: B */
+	__u64 burst; /* 0: a fixed window; a rate: B */
 	__u64 per_fp; /* a rate: ns a unit costs, window_ns / limit in 40.24 fixed point, rounded up */
-	__u64 tau_ns; /* a rate: how far past now a charge may take its TAT: burst * window_ns / limit, rounded down */
+	__u64 tau_ns; /* a rate with --bytes: how far past now a charge may take its TAT (xdp_rl_rate_tau) */
 };
 
 /* Whether layer @l is a rate (--rate). */
@@ -783,6 +783,19 @@ static inline __u64 xdp_rl_rate_cost(__u64 per_fp, __u64 inc)
  */
 #define XDP_RL_RATE_TAU_MAX (1ULL << 44)
 
+/*
+ * How far past now a charge may take a rate's TAT (the burst, in time).
+ * Packets: each costs exactly cost(1), so B of them at once fit in B *
+ * cost(1), and R1 (bpf/rate.h) gives k * cost(1) <= t + B * cost(1): k <=
+ * B + t / cost(1) <= B + N * t / DUR. Bytes (@bytes): frames cost their
+ * sizes rounded up one by one, so the burst is B * DUR / N rounded down
+ * (a frame of a B-byte burst may miss it by under a ns).
+ */
+static inline __u64 xdp_rl_rate_tau(const struct xdp_rl_layer *l, int bytes)
+{
+	return bytes ? l->tau_ns : l->burst * xdp_rl_rate_cost(l->per_fp, 1);
+}
+
 #ifndef __bpf__
 /*
  * Fill in the rate layer @l of @n per @window_ns with burst @burst: its
@@ -800,6 +813,9 @@ static inline int xdp_rl_rate_fill(struct xdp_rl_layer *l, __u64 n, __u64 window
 	tau = (unsigned __int128)burst * window_ns / n;
 	if (per >= (unsigned __int128)XDP_RL_RATE_PER_MAX << XDP_RL_RATE_FRAC_BITS ||
 	    tau > XDP_RL_RATE_TAU_MAX)
+		return -1;
+	/* The packets' burst (xdp_rl_rate_tau) too. */
+	if ((unsigned __int128)burst * xdp_rl_rate_cost((__u64)per, 1) > XDP_RL_RATE_TAU_MAX)
 		return -1;
 	l->limit = n;
 	l->window_ns = window_ns;
@@ -1218,8 +1234,12 @@ struct xdp_rl_event {
 	__u8 family;	 /* 4 or 6; 0: XDP_RL_EV_NEW_SOURCES */
 	__u8 layer;
 	__u8 kind;   /* enum xdp_rl_event_kind */
-	__u8 banned; /* 1: the key was banned from then (--ban) */
+	__u8 banned; /* XDP_RL_EV_BANNED, XDP_RL_EV_RATE */
 };
+
+/* struct xdp_rl_event's flags (its `banned`). */
+#define XDP_RL_EV_BANNED 1 /* the key was banned from then (--ban) */
+#define XDP_RL_EV_RATE	 2 /* the layer is a rate (bpf/rate.h): its count is the burst */
 
 /*
  * The `ev_lease` map's one element: records are written while
