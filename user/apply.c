@@ -29,7 +29,7 @@
  * low would hide a rule from the datapath): they drop only in the publish,
  * after the deletes, and rise in it before the adds, as rule del and rule
  * add do (rules.h: rules_publish). A rule whose limits change but not its
- * shape (action, --shared, number of layers) keeps its id and limit set,
+ * shape (action, --shared, number of layers, each a window or a rate) keeps its id and limit set,
  * so its sources keep their windows, as `set` keeps the global limits';
  * one whose shape changes is deleted and added: its sources start afresh.
  *
@@ -49,6 +49,7 @@
 #include "apply.h"
 #include "bpffs.h"
 #include "fault.h"
+#include "fleet.h"
 #include "journal.h"
 #include "limiter.h"
 #include "lists.h"
@@ -135,7 +136,7 @@ static int in_place(const struct rule_spec *o, const struct rule_spec *n)
 		return 1;
 	/* A new selector: its windows counted other packets. */
 	return o->rule.action == n->rule.action && o->rule.flags == n->rule.flags &&
-	       o->rule.nlayers == n->rule.nlayers &&
+	       layers_same_shape(o->rule.layer, o->rule.nlayers, n->rule.layer, n->rule.nlayers) &&
 	       !memcmp(&o->rule.select, &n->rule.select, sizeof(o->rule.select));
 }
 
@@ -360,19 +361,25 @@ static int change(struct limiter *l, struct config *cur, struct config *c, struc
 	struct xdp_rl_live next;
 	static rule_ids used;
 	char desc[RULE_TEXT_MAX];
-	int nsettings, relayer, step = 0;
+	int nsettings, relayer, shape, step = 0;
 	struct plan p;
 	size_t i;
 
 	nsettings = config_diff_settings(cur, c, say_setting, rep);
-	/* A new number of layers or a new selector restarts the limits' windows, as set does. */
-	relayer = c->s.live.nlayers != was->nlayers ||
-		  memcmp(&c->s.live.select, &was->select, sizeof(was->select));
+	/*
+	 * A new number of layers, a change between windows and a rate, or a
+	 * new selector restarts the limits' windows, as set does.
+	 */
+	shape = layers_same_shape(c->s.live.layer, c->s.live.nlayers, was->layer, was->nlayers);
+	relayer = !shape || memcmp(&c->s.live.select, &was->select, sizeof(was->select));
 	if ((was->flags ^ c->s.live.flags) & XDP_RL_F_ALIGNED)
 		say(rep, "every window restarted (per-key and aligned keep time on different "
 			 "clocks)");
 	else if (c->s.live.nlayers != was->nlayers)
 		say(rep, "every source starts afresh under the new number of layers");
+	else if (!shape)
+		say(rep, "every source starts afresh: the limit changed between windows and a "
+			 "rate");
 	else if (relayer)
 		say(rep, "every source starts afresh under the new selector (its counts were of "
 			 "other packets)");
@@ -420,7 +427,7 @@ static int change(struct limiter *l, struct config *cur, struct config *c, struc
 	next.select = c->s.live.select;
 	next.link_local = c->s.live.link_local;
 	next.ban_ns = c->s.live.ban_ns;
-	/* A new number of layers is a new limit set (I3, bpf/window.h), as for set. */
+	/* A new shape of limits is a new limit set (I3, bpf/window.h), as for set. */
 	if (relayer)
 		next.lsid = l->cfg.next_lsid++;
 	rules_count(l->fd, &next.nrules4, &next.nrules6);
@@ -533,6 +540,17 @@ static int lists_step(struct limiter *l, const struct config *c, const struct pr
 	return EXIT_DONE;
 }
 
+/* Whether @c's rates cannot go on @l, after saying why: a fleet agent shares its windows. */
+static int rate_refused(const struct limiter *l, const struct config *c)
+{
+	__u64 pid = settings_any_rate(&c->s) ? fleet_running(l) : 0;
+
+	if (pid)
+		log_err("cannot apply to '%s': the file limits by a rate, and " FLEET_RATE_HINT,
+			c->ifname, (unsigned long long)pid);
+	return pid != 0;
+}
+
 static int run(struct config *c, FILE *out, int undo)
 {
 	struct prefix_list pl[LIST_KINDS];
@@ -577,6 +595,8 @@ static int run(struct config *c, FILE *out, int undo)
 		limiter_close(&l);
 		goto lists;
 	}
+	if (rate_refused(&l, c))
+		goto out;
 	if (report_open(&rep, c->ifname))
 		goto out;
 	/* attach auto: whatever the running limiter settled on (no change to report). */

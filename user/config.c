@@ -153,8 +153,8 @@ static const char *bad_ifname(const char *name)
  */
 static unsigned int line_of(const struct config *c, int opt)
 {
-	static const int together[][5] = {
-		{ OPT_LIMIT, OPT_WINDOW, OPT_LAYER, OPT_BYTES, 0 },
+	static const int together[][7] = {
+		{ OPT_LIMIT, OPT_WINDOW, OPT_LAYER, OPT_RATE, OPT_BURST, OPT_BYTES, 0 },
 		{ OPT_PROTO, OPT_DPORT, OPT_SYN, OPT_NO_SYN, 0 },
 		{ OPT_ON_FULL, OPT_NEW_SOURCES, 0 },
 	};
@@ -415,7 +415,8 @@ static void add(char *buf, const char *name, const char *fmt, ...)
 static int shown(const struct setting *t, const struct settings *s)
 {
 	switch (t->show) {
-	case SHOW_ONE_LAYER: return s->live.nlayers == 1;
+	case SHOW_ONE_LAYER: return s->live.nlayers == 1 && !xdp_rl_is_rate(&s->live.layer[0]);
+	case SHOW_RATE: return s->live.nlayers == 1 && xdp_rl_is_rate(&s->live.layer[0]);
 	case SHOW_LAYERS: return s->live.nlayers > 1;
 	case SHOW_NEW_SOURCES: return s->live.new_sources.limit != 0;
 	case SHOW_SET:
@@ -445,6 +446,10 @@ static void setting_text(const struct setting *t, const struct settings *s, char
 			fmt_duration(l[i].window_ns, d, sizeof(d));
 			add(buf, t->name, "%llu/%s", (unsigned long long)l[i].limit, d);
 		}
+		break;
+	case SK_GCRA:
+		fmt_duration(l->window_ns, d, sizeof(d));
+		add(buf, t->name, "%llu/%s", (unsigned long long)l->limit, d);
 		break;
 	case SK_RATE:
 		fmt_duration(l->window_ns, d, sizeof(d));
@@ -559,7 +564,10 @@ int config_diff_settings(const struct config *old, const struct config *new, con
 {
 	char a[G_N][GROUP_TEXT], b[G_N][GROUP_TEXT], x[G_N * GROUP_TEXT], y[G_N * GROUP_TEXT];
 	char line[sizeof(x) + sizeof(y) + 16];
-	int merged = old->s.live.nlayers != new->s.live.nlayers, g, to, n = 0;
+	/* The limits told apart while their shape stays (windows or a rate, how many); else as one. */
+	int merged = !layers_same_shape(old->s.live.layer, old->s.live.nlayers, new->s.live.layer,
+					new->s.live.nlayers),
+	    g, to, n = 0;
 	const char *none;
 	int g_limit = group_of(OPT_LIMIT), g_window = group_of(OPT_WINDOW),
 	    g_layers = group_of(OPT_LAYER);
@@ -567,7 +575,6 @@ int config_diff_settings(const struct config *old, const struct config *new, con
 	settings_text(old, a);
 	settings_text(new, b);
 	for (g = 0; g < G_N; g++) {
-		/* The limits told apart while the number of layers stays; else as one. */
 		to = merged && g == g_limit ? g_layers : g;
 		if (merged && (g == g_window || g == g_layers))
 			continue;

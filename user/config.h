@@ -10,7 +10,8 @@
  *                         without .conf: /etc/xdp-rl/eth0.conf is eth0's)
  *   NAME [VALUE]          a setting: a long option of `load` or `set`
  *                         without its dashes, and its value if it takes one
- *                         ("limit 1000", "layer 100/1s", "aligned",
+ *                         ("limit 1000", "layer 100/1s", "rate 100/1s",
+ *                         "burst 200", "aligned",
  *                         "new-sources off", "enforce"); parsed by the
  *                         options' own parser (settings.h). Every option but
  *                         --force and --rules; once each, but layer.

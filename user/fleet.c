@@ -1065,6 +1065,13 @@ int fleet_agent_alive(const struct xdp_rl_fleet *st)
 	return st->pid && st->pid_start && proc_start_ticks(st->pid) == st->pid_start;
 }
 
+__u64 fleet_running(const struct limiter *l)
+{
+	struct xdp_rl_fleet st;
+
+	return !fleet_status_read(l, &st) && fleet_agent_alive(&st) ? st.pid : 0;
+}
+
 /* ---- the agent's own traffic ------------------------------------------------------------ */
 
 /* @sa's address into @a and its port, or -1 if it is no IP address. */

@@ -247,6 +247,16 @@ void fleet_status_unmap(struct xdp_rl_fleet *st);
 int fleet_status_read(const struct limiter *l, struct xdp_rl_fleet *st);
 /* Whether the agent @st names is still running. */
 int fleet_agent_alive(const struct xdp_rl_fleet *st);
+/*
+ * The pid of a fleet agent running on @l (it shares its windows), 0 if
+ * none: a rate (--rate) is refused while one runs, as the fleet shares
+ * windows only.
+ */
+__u64 fleet_running(const struct limiter *l);
+/* What set, rule add and apply say of a rate refused because agent @pid runs. */
+#define FLEET_RATE_HINT                                                                       \
+	"a fleet agent (pid %llu) shares its windows, and a rate is local: the fleet shares " \
+	"windows only (stop the agent first, or keep windows)"
 
 /* The names, help and metrics of struct xdp_rl_fleet's counters (XDP_RL_FLEET_STATS). */
 extern const char *const fleet_stat_names[XDP_RL_FLEET_STAT_MAX];

@@ -75,12 +75,36 @@ static int same_limits(const struct xdp_rl_live *a, const struct xdp_rl_live *b)
 	       (a->flags & XDP_RL_F_ALIGNED) == (b->flags & XDP_RL_F_ALIGNED);
 }
 
+int layers_same_shape(const struct xdp_rl_layer *a, __u32 na, const struct xdp_rl_layer *b,
+		      __u32 nb)
+{
+	__u32 i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na && i < XDP_RL_MAX_LAYERS; i++)
+		if (xdp_rl_is_rate(&a[i]) != xdp_rl_is_rate(&b[i]))
+			return 0;
+	return 1;
+}
+
+int layers_any_rate(const struct xdp_rl_layer *l, __u32 n)
+{
+	__u32 i;
+
+	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS; i++)
+		if (xdp_rl_is_rate(&l[i]))
+			return 1;
+	return 0;
+}
+
 /*
  * Per-key windows that are all at least 250 ticks long (1s at HZ=250), the
  * --new-sources window included, run on the tick clock (jiffies, a load,
  * where the precise clock is a helper call of 40 ns here); a window then
  * lasts its length to within two ticks (the tick, and the base measured at
- * load), 0.8% at most.
+ * load), 0.8% at most. A rate (bpf/rate.h) keeps the precise clock: its
+ * bound is in ns, and a tick's error would pass a burst more per tick.
  */
 void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 		 const struct xdp_rl_live *prev, int rules_changed)
@@ -115,7 +139,7 @@ void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 		live->limits_since_ns = prev->limits_since_ns;
 	live->flags &= ~XDP_RL_F_COARSE_CLOCK;
 	if (!(live->flags & XDP_RL_F_ALIGNED) && tick != ~0ULL && tick && live->tick_ns == tick &&
-	    shortest / 250 >= tick)
+	    shortest / 250 >= tick && !rs->any_rate && !layers_any_rate(live->layer, live->nlayers))
 		live->flags |= XDP_RL_F_COARSE_CLOCK;
 	live->tai_to_unix_ns = tai_to_unix_ns();
 }
@@ -128,9 +152,17 @@ void live_describe(const struct xdp_rl_live *live, int bytes, char *buf, size_t 
 
 	for (i = 0; i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
 		fmt_duration(live->layer[i].window_ns, w, sizeof(w));
-		off += snprintf(buf + off, len - off, "%s%llu %s%s per %s window", i ? " and " : "",
-				(unsigned long long)live->layer[i].limit, bytes ? "byte" : "packet",
-				live->layer[i].limit == 1 ? "" : "s", w);
+		if (xdp_rl_is_rate(&live->layer[i]))
+			off += snprintf(buf + off, len - off, "%srate %llu/%s, burst %llu %s%s",
+					i ? " and " : "", (unsigned long long)live->layer[i].limit,
+					w, (unsigned long long)live->layer[i].burst,
+					bytes ? "byte" : "packet",
+					live->layer[i].burst == 1 ? "" : "s");
+		else
+			off += snprintf(buf + off, len - off, "%s%llu %s%s per %s window",
+					i ? " and " : "", (unsigned long long)live->layer[i].limit,
+					bytes ? "byte" : "packet",
+					live->layer[i].limit == 1 ? "" : "s", w);
 		if (off >= len)
 			return;
 	}

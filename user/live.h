@@ -46,10 +46,22 @@ struct rules_summary {
 	int any_select;		      /* one of them has a selector */
 	int any_ban;		      /* one of them has a --ban */
 	__u64 max_ban;		      /* ... and the longest, 0: none */
+	int any_rate;		      /* one of them is a rate (--rate) */
 };
 
 void live_finish(struct xdp_rl_live *live, const struct rules_summary *rs,
 		 const struct xdp_rl_live *prev, int rules_changed);
+
+/*
+ * Whether the first @na layers @a and the first @nb layers @b have one
+ * shape: as many, and each a window or a rate as the other is. Keys
+ * charged under one shape mean nothing under another: a change of shape
+ * is a new limit set (include/xdp_rl.h), as a new number of layers is.
+ */
+int layers_same_shape(const struct xdp_rl_layer *a, __u32 na, const struct xdp_rl_layer *b,
+		      __u32 nb);
+/* Whether any of the first @n layers @l is a rate (--rate). */
+int layers_any_rate(const struct xdp_rl_layer *l, __u32 n);
 
 /* Human-readable summary: "1000 packets per 1s window, per key". */
 void live_describe(const struct xdp_rl_live *live, int bytes, char *buf, size_t len);

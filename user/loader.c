@@ -306,6 +306,7 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 {
 	struct rules_summary rs;
 	struct limiter old, cur;
+	struct why why;
 	struct xdp_rl *skel = NULL;
 	struct stage st = {};
 	int replacing = 0, shared = 0, ret = EXIT_FAIL, id, e;
@@ -397,7 +398,8 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	 */
 	cur.cfg.next_lsid = replacing ? old.cfg.next_lsid : 1;
 	if (replacing && same_tables(&old.cfg.fixed, &s->fixed) &&
-	    limiter_live(&old)->nlayers == s->live.nlayers)
+	    layers_same_shape(limiter_live(&old)->layer, limiter_live(&old)->nlayers, s->live.layer,
+			      s->live.nlayers))
 		s->live.lsid = limiter_live(&old)->lsid;
 	else
 		s->live.lsid = cur.cfg.next_lsid++;
@@ -435,6 +437,11 @@ int limiter_load(const char *ifname, struct settings *s, struct load_result *res
 	}
 	skel_clock(skel, &s->live);
 	rules_summarize(cur.fd, NULL, &rs);
+	/* Rules a replacement keeps may limit by a rate: not under aligned windows (settings.h). */
+	if (settings_check_rate(s, &s->live, &rs, &why)) {
+		log_err("cannot replace the limiter on '%s': %s", ifname, why.text);
+		goto out;
+	}
 	live_finish(&s->live, &rs, replacing ? limiter_live(&old) : NULL, s->new_rules);
 	if (limiter_publish_new(&cur, &s->live)) {
 		log_err("cannot write the settings: %m");

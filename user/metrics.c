@@ -120,7 +120,8 @@ static int open_over_one(const struct source *src, void *ctx)
 	n->open++;
 	n->banned += source_banned(src);
 	for (i = 0; i < src->nlayers; i++)
-		if (src->count[i] > src->lay[i].limit) {
+		if (xdp_rl_is_rate(&src->lay[i]) ? src->count[i] && !src->tokens[i] :
+						   src->count[i] > src->lay[i].limit) {
 			n->over++;
 			break;
 		}

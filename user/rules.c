@@ -20,7 +20,18 @@
 #include "vec.h"
 
 /* The options of a rule, in rule_opts' order: rule_parse's ids. */
-enum { OPT_ALLOW = 256, OPT_DENY, OPT_LAYER, OPT_SHARED, OPT_BAN, OPT_PROTO, OPT_DPORT, OPT_SYN };
+enum {
+	OPT_ALLOW = 256,
+	OPT_DENY,
+	OPT_LAYER,
+	OPT_RATE,
+	OPT_BURST,
+	OPT_SHARED,
+	OPT_BAN,
+	OPT_PROTO,
+	OPT_DPORT,
+	OPT_SYN
+};
 
 /*
  * A rule's options, in the order rule_format gives them: rule_parse's
@@ -32,9 +43,12 @@ const struct opt_spec rule_opts[] = {
 	{ "deny", OPT_DENY, NULL, "always dropped" },
 	{ "layer", OPT_LAYER, "N/DUR",
 	  "the prefix's own limits (up to 4 layers), for each source\nin it, keyed as usual; with --shared, one budget for the\nwhole prefix" },
-	{ "shared", OPT_SHARED, NULL, "one budget for the whole prefix (with --layer)" },
+	{ "rate", OPT_RATE, "N/DUR",
+	  "instead of --layer, a rate: N per DUR on average, --burst at\nonce (a rate is the rule's one limit)" },
+	{ "burst", OPT_BURST, "B", "with --rate: what may pass at once (default N)" },
+	{ "shared", OPT_SHARED, NULL, "one budget for the whole prefix (with --layer or --rate)" },
 	{ "ban", OPT_BAN, "DUR",
-	  "a source that goes over the rule's limits is refused all its\npackets for DUR (1ms..366d; with --layer, not --shared)" },
+	  "a source that goes over the rule's limits is refused all its\npackets for DUR (1ms..366d; with --layer or --rate, not\n--shared)" },
 	{ "proto", OPT_PROTO, "P", "the rule applies to tcp, udp, icmp or icmpv6 packets only" },
 	{ "dport", OPT_DPORT, "LIST", "... to packets to these destination ports only (tcp, udp)" },
 	{ "syn", OPT_SYN, NULL,
@@ -63,6 +77,40 @@ const struct word rule_action_words[] = {
 
 #define RULE_WORDS 17 /* "rule" and the words of a line of a rules file (16), at most */
 
+/* Whether rule option @id was given, in rule_parse's @seen. */
+#define SEEN(seen, id) ((seen)&1U << ((id)-OPT_ALLOW))
+
+/*
+ * --rate @rate and --burst @burst (0: N) of @r, given as @seen says: its
+ * one layer a rate, with neither --layer nor a burst alone. 0, or -1 with
+ * why.
+ */
+static int rule_rate(struct rule_spec *r, const struct xdp_rl_layer *rate, __u64 burst,
+		     unsigned int seen, char *why, size_t len)
+{
+	const char *e;
+
+	if (SEEN(seen, OPT_BURST) && !SEEN(seen, OPT_RATE)) {
+		snprintf(why, len, "--burst goes with --rate N/DUR");
+		return -1;
+	}
+	if (!SEEN(seen, OPT_RATE))
+		return 0;
+	if (r->rule.nlayers) {
+		snprintf(why, len,
+			 "give either --rate or --layer, not both (a rate is the whole "
+			 "limit)");
+		return -1;
+	}
+	e = rate_fill(&r->rule.layer[0], rate->limit, rate->window_ns, burst ? burst : rate->limit);
+	if (e) {
+		snprintf(why, len, "cannot keep --rate: %s", e);
+		return -1;
+	}
+	r->rule.nlayers = 1;
+	return 0;
+}
+
 int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len)
 {
 	struct option opts[sizeof(rule_opts) / sizeof(rule_opts[0])] = {};
@@ -70,6 +118,8 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 	size_t k = 0;
 	int opt, allow = 0, deny = 0;
 	unsigned int proto, seen = 0;
+	struct xdp_rl_layer rate = {};
+	__u64 burst = 0;
 	const char *e;
 
 	for (o = rule_opts; o->name; o++)
@@ -120,6 +170,20 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 				return -1;
 			}
 			break;
+		case OPT_RATE:
+			e = parse_layer(optarg, &rate);
+			if (e) {
+				snprintf(why, len, "invalid --rate '%.40s': %s", optarg, e);
+				return -1;
+			}
+			break;
+		case OPT_BURST:
+			e = parse_u64(optarg, 1, XDP_RL_LIMIT_MAX, &burst);
+			if (e) {
+				snprintf(why, len, "invalid --burst '%.40s': %s", optarg, e);
+				return -1;
+			}
+			break;
 		case OPT_LAYER:
 			if (r->rule.nlayers == XDP_RL_MAX_LAYERS) {
 				snprintf(why, len, "at most %d --layer options", XDP_RL_MAX_LAYERS);
@@ -156,21 +220,25 @@ int rule_parse(int argc, char **argv, struct rule_spec *r, char *why, size_t len
 		snprintf(why, len, "invalid CIDR '%.45s': %s", argv[optind], e);
 		return -1;
 	}
+	if (rule_rate(r, &rate, burst, seen, why, len))
+		return -1;
 	if ((r->rule.flags & XDP_RL_RULE_F_SHARED) && !r->rule.nlayers) {
-		snprintf(why, len, "--shared goes with --layer");
+		snprintf(why, len, "--shared goes with --layer or --rate");
 		return -1;
 	}
 	if (allow + deny + !!r->rule.nlayers != 1) {
-		snprintf(why, len, "give exactly one of --allow, --deny or --layer N/DUR");
-		return -1;
-	}
-	if ((seen & 1U << (OPT_BAN - OPT_ALLOW)) && !r->rule.nlayers) {
 		snprintf(why, len,
-			 "--ban goes with --layer (an --allow or --deny rule has no limit to "
-			 "go over)");
+			 "give exactly one of --allow, --deny, --layer N/DUR or --rate N/DUR");
 		return -1;
 	}
-	if ((seen & 1U << (OPT_BAN - OPT_ALLOW)) && (r->rule.flags & XDP_RL_RULE_F_SHARED)) {
+	if (SEEN(seen, OPT_BAN) && !r->rule.nlayers) {
+		snprintf(
+			why, len,
+			"--ban goes with --layer or --rate (an --allow or --deny rule has no limit to "
+			"go over)");
+		return -1;
+	}
+	if (SEEN(seen, OPT_BAN) && (r->rule.flags & XDP_RL_RULE_F_SHARED)) {
 		snprintf(why, len,
 			 "a --shared budget is not banned: --ban applies to per-source limits");
 		return -1;
@@ -579,8 +647,13 @@ static void layers_text(const struct xdp_rl_layer *l, __u32 n, char *buf, size_t
 	buf[0] = '\0';
 	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS && off < len; i++) {
 		fmt_duration(l[i].window_ns, w, sizeof(w));
-		off += snprintf(buf + off, len - off, "%s%llu/%s", i ? " " : "",
-				(unsigned long long)l[i].limit, w);
+		if (xdp_rl_is_rate(&l[i]))
+			off += snprintf(buf + off, len - off, "%srate %llu/%s burst %llu",
+					i ? " " : "", (unsigned long long)l[i].limit, w,
+					(unsigned long long)l[i].burst);
+		else
+			off += snprintf(buf + off, len - off, "%s%llu/%s", i ? " " : "",
+					(unsigned long long)l[i].limit, w);
 	}
 }
 
@@ -607,13 +680,22 @@ void rule_describe(const struct rule_spec *r, char *buf, size_t len)
 		strcpy(ban, " ban ");
 		fmt_duration(r->rule.ban_ns, ban + 5, sizeof(ban) - 5);
 	}
-	snprintf(buf, len, "%s%s limit %s%s%s", pfx, sel, lay,
+	/* "limit 10/1s 100/1m", or "rate 100/1s burst 200". */
+	snprintf(buf, len, "%s%s %s%s%s%s", pfx, sel,
+		 layers_any_rate(r->rule.layer, r->rule.nlayers) ? "" : "limit ", lay,
 		 r->rule.flags & XDP_RL_RULE_F_SHARED ? " shared" : "", ban);
 }
 
 static int any_select(const struct rule_spec *r, void *ctx)
 {
 	*(int *)ctx |= !xdp_rl_select_all(&r->rule.select);
+	return 0;
+}
+
+static int any_rate(const struct rule_spec *r, void *ctx)
+{
+	*(int *)ctx |= r->rule.action == XDP_RL_RULE_LIMIT &&
+		       layers_any_rate(r->rule.layer, r->rule.nlayers);
 	return 0;
 }
 
@@ -637,6 +719,7 @@ void rules_summary_add(struct rules_summary *rs, const struct rule_spec *r)
 	any_select(r, &rs->any_select);
 	any_ban(r, &rs->any_ban);
 	max_ban(r, &rs->max_ban);
+	any_rate(r, &rs->any_rate);
 }
 
 void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules_summary *rs)
@@ -647,6 +730,7 @@ void rules_summarize(const int *fd, const struct rule_spec *adding, struct rules
 	rules_foreach(fd, any_select, &rs->any_select);
 	rules_foreach(fd, any_ban, &rs->any_ban);
 	rules_foreach(fd, max_ban, &rs->max_ban);
+	rules_foreach(fd, any_rate, &rs->any_rate);
 	if (adding)
 		rules_summary_add(rs, adding);
 }
@@ -717,6 +801,27 @@ int rules_collect(const int *fd, struct rule_spec **out, size_t *n)
 	return 0;
 }
 
+/*
+ * " --rate N/DUR" or " --burst B" (option @o) of @r's rate into @buf: its
+ * length, 0 if it has none. The burst is said even when it is N, so that
+ * the text says the whole limit.
+ */
+static size_t rate_format(const struct rule_spec *r, const struct opt_spec *o, char *buf,
+			  size_t len)
+{
+	const struct xdp_rl_layer *l = &r->rule.layer[0];
+	char w[32];
+	int n;
+
+	if (!r->rule.nlayers || !xdp_rl_is_rate(l))
+		return 0;
+	fmt_duration(l->window_ns, w, sizeof(w));
+	n = o->id == OPT_RATE ?
+		    snprintf(buf, len, " --%s %llu/%s", o->name, (unsigned long long)l->limit, w) :
+		    snprintf(buf, len, " --%s %llu", o->name, (unsigned long long)l->burst);
+	return n < 0 ? 0 : (size_t)n;
+}
+
 void rule_format(const struct rule_spec *r, char *buf, size_t len)
 {
 	char ports[XDP_RL_MAX_PORT_RANGES * 12 + 1], w[32];
@@ -735,9 +840,13 @@ void rule_format(const struct rule_spec *r, char *buf, size_t len)
 			    (o->id == OPT_ALLOW ? XDP_RL_RULE_ALLOW : XDP_RL_RULE_DENY))
 				off += snprintf(buf + off, len - off, " --%s", o->name);
 			break;
+		case OPT_RATE:
+		case OPT_BURST: off += rate_format(r, o, buf + off, len - off); break;
 		case OPT_LAYER:
 			for (i = 0; i < r->rule.nlayers && i < XDP_RL_MAX_LAYERS && off < len;
 			     i++) {
+				if (xdp_rl_is_rate(&r->rule.layer[i]))
+					continue;
 				fmt_duration(r->rule.layer[i].window_ns, w, sizeof(w));
 				off += snprintf(buf + off, len - off, " --%s %llu/%s", o->name,
 						(unsigned long long)r->rule.layer[i].limit, w);

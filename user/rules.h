@@ -33,7 +33,8 @@ extern const struct opt_spec rule_opts[];
 extern const struct opt_words rule_words[];
 
 /*
- * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared]) [--ban DUR] ...` from
+ * Parse `CIDR (--allow | --deny | --layer N/DUR ... [--shared] | --rate N/DUR
+ * [--burst B] [--shared]) [--ban DUR] ...` from
  * argv[0..argc) (getopt style: argv[0] is skipped). On error, writes why to
  * @why and returns -1.
  */
@@ -159,7 +160,7 @@ void rule_prefix_of(const struct limiter *l, const struct ip_addr *a, __u32 id, 
 void rule_format(const struct rule_spec *r, char *buf, size_t len);
 /* Whether @a and @b are the same rule (prefix, action, layers, flags, selector). */
 int rule_same(const struct rule_spec *a, const struct rule_spec *b);
-/* "198.18.0.0/24 limit 10/1s 100/1m shared" (no hits). */
+/* "198.18.0.0/24 limit 10/1s 100/1m shared", "... rate 10/1s burst 20" (no hits). */
 void rule_describe(const struct rule_spec *r, char *buf, size_t len);
 
 /* What to say to a rule set past XDP_RL_MAX_RULES (a %u: XDP_RL_MAX_PREFIXES). */

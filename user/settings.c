@@ -65,16 +65,29 @@ const struct setting settings_table[] = {
 	  "admits it; instead of --limit and --window",
 	  "N/DUR", "replace every layer (as many as the limiter has room for)", 3, SK_LAYERS,
 	  FIELD(live.layer), AT(live.layer), .conf_pos = 3, .show = SHOW_LAYERS },
+	{ "rate", OPT_RATE, IN_LOAD | IN_SET | IN_CONFIG, "N/DUR",
+	  "instead of windows, a rate: N per DUR on average, --burst\nat once; in any time t a source passes at most\n"
+	  "burst + N*t/DUR (same DUR as --window)",
+	  "N/DUR",
+	  "a rate instead of the limits in force: from windows,\nevery source starts afresh; from a rate, each owes what it did",
+	  4, SK_GCRA, FIELD(rate), AT(live.layer[0]), .conf_pos = 1, .show = SHOW_RATE,
+	  .form = "\n[--rate N/DUR [--burst B]]", .set_form = "\n[--rate N/DUR] [--burst B]" },
+
+	{ "burst", OPT_BURST, IN_LOAD | IN_SET | IN_CONFIG, "B",
+	  "with --rate: what a source may send at once (default N)", "B",
+	  "the burst of the rate in force (or of --rate)", 5, SK_NUMBER, FIELD(burst),
+	  AT(live.layer[0].burst), .min = 1, .max = XDP_RL_LIMIT_MAX, .conf_pos = 2,
+	  .show = SHOW_RATE },
 	{ "per-key", OPT_PER_KEY, IN_LOAD | IN_SET | IN_CONFIG, NULL,
 	  "a source's window opens at its first packet (default)", NULL,
-	  "switch window alignment; every window restarts", 6, SK_SWITCH, FIELD(live.flags),
+	  "switch window alignment; every window restarts", 8, SK_SWITCH, FIELD(live.flags),
 	  AT(live.flags), 1, .mask = XDP_RL_F_ALIGNED, .on = 0, .pair = OPT_ALIGNED, .conf_pos = 4,
 	  .show = SHOW_MATCH, .form = "[--per-key|--aligned]",
 	  .set_form = "\n[--per-key|--aligned]" },
 
 	{ "aligned", OPT_ALIGNED, IN_LOAD | IN_SET | IN_CONFIG, NULL,
 	  "windows at multiples of DUR since the Unix epoch", NULL,
-	  "switch window alignment; every window restarts", 7, SK_SWITCH, FIELD(live.flags),
+	  "switch window alignment; every window restarts", 9, SK_SWITCH, FIELD(live.flags),
 	  AT(live.flags), 1, .mask = XDP_RL_F_ALIGNED, .on = XDP_RL_F_ALIGNED, .pair = OPT_PER_KEY,
 	  .conf_pos = 4, .show = SHOW_MATCH },
 	{ "bytes", OPT_BYTES, IN_LOAD | IN_CONFIG, NULL, "count frame bytes instead of packets",
@@ -114,62 +127,62 @@ const struct setting settings_table[] = {
 
 	{ "new-sources", OPT_NEW_SOURCES, IN_LOAD | IN_SET | IN_CONFIG, "N/DUR",
 	  "admit at most N new sources to the table per DUR; past\nthat, new sources are handled by --on-table-full",
-	  "N/DUR|off", "as for load", 8, SK_RATE, FIELD(live.new_sources), AT(live.new_sources), 1,
+	  "N/DUR|off", "as for load", 10, SK_RATE, FIELD(live.new_sources), AT(live.new_sources), 1,
 	  .hint = " (or 'off')", .conf_pos = 7,
 	  .form = "[--new-sources N/DUR\n[--on-table-full pass|drop|aggregate]]",
 	  .set_form = "[--new-sources N/DUR|off]" },
 
 	{ "on-table-full", OPT_ON_FULL, IN_LOAD | IN_SET | IN_CONFIG, "POLICY",
 	  "pass (default), drop, or aggregate (one window per /24\nor /48, with the same layers)",
-	  "P", "pass, drop or aggregate, as for load", 9, SK_WORD, FIELD(live.on_full),
+	  "P", "pass, drop or aggregate, as for load", 11, SK_WORD, FIELD(live.on_full),
 	  AT(live.on_full), 1, .words = on_full_words, .conf_pos = 7, .show = SHOW_NEW_SOURCES,
 	  .set_form = "[--on-table-full P]" },
 
 	{ "proto", OPT_PROTO, IN_LOAD | IN_SET | IN_CONFIG, "P",
 	  "limit only tcp, udp, icmp or icmpv6 packets (default: any);\nthe others pass untouched",
-	  "P", "the packets limited, as for load; any: every protocol", 10, SK_WORD,
+	  "P", "the packets limited, as for load; any: every protocol", 12, SK_WORD,
 	  FIELD(live.select.proto), AT(live.select.proto), .words = proto_words, .conf_pos = 8,
 	  .form = "[--proto P]", .set_form = "\n[--proto P|any]" },
 
 	{ "dport", OPT_DPORT, IN_LOAD | IN_SET | IN_CONFIG, "LIST",
 	  "limit only packets to these destination ports, e.g.\n80,443,8000-8100 (tcp or udp): your services' ports, so\n"
 	  "that replies to the server's own connections pass",
-	  "LIST", "as for load; any: every port", 11, SK_PORTS, FIELD(live.select), AT(live.select),
+	  "LIST", "as for load; any: every port", 13, SK_PORTS, FIELD(live.select), AT(live.select),
 	  .hint = " (e.g. 80,443,8000-8100, or any)", .conf_pos = 9, .form = "[--dport LIST]",
 	  .set_form = "[--dport LIST|any]" },
 
 	{ "syn", OPT_SYN, IN_LOAD | IN_SET | IN_CONFIG, NULL,
 	  "limit only TCP SYNs without ACK: new connections", NULL,
-	  "limit only TCP SYNs without ACK", 12, SK_SWITCH, FIELD(live.select.syn),
+	  "limit only TCP SYNs without ACK", 14, SK_SWITCH, FIELD(live.select.syn),
 	  AT(live.select.syn), .mask = 1, .on = 1, .pair = OPT_NO_SYN, .conf_pos = 10,
 	  .show = SHOW_MATCH, .form = "\n[--syn]", .set_form = "[--syn|--no-syn]" },
 
 	{ "no-syn", OPT_NO_SYN, IN_SET | IN_CONFIG,
-	  .set_help = "limit every packet the other selectors take", .set_pos = 13,
+	  .set_help = "limit every packet the other selectors take", .set_pos = 15,
 	  .kind = SK_SWITCH, FIELD(live.select.syn), AT(live.select.syn), .mask = 1, .on = 0,
 	  .pair = OPT_SYN, .conf_pos = 10, .show = SHOW_MATCH },
 	{ "link-local", OPT_LINK_LOCAL, IN_LOAD | IN_SET | IN_CONFIG, "HOW",
 	  "link-local sources (fe80::/10, 169.254.0.0/16): each keyed\nby its own address (per-address, default), by the prefix\n"
 	  "as any source (prefix), or never limited (exempt)",
-	  "HOW", "per-address, prefix or exempt, as for load", 14, SK_WORD, FIELD(live.link_local),
+	  "HOW", "per-address, prefix or exempt, as for load", 16, SK_WORD, FIELD(live.link_local),
 	  AT(live.link_local), .words = link_local_words, .conf_pos = 11,
 	  .form = "[--link-local per-address|prefix|exempt]",
 	  .set_form = "\n[--link-local per-address|prefix|exempt]" },
 
 	{ "dry-run", OPT_DRY_RUN, IN_LOAD | IN_SET | IN_CONFIG, NULL,
-	  "count what would be dropped, drop nothing", NULL, "count, drop nothing", 4, SK_SWITCH,
+	  "count what would be dropped, drop nothing", NULL, "count, drop nothing", 6, SK_SWITCH,
 	  FIELD(live.flags), AT(live.flags), 1, .mask = XDP_RL_F_DRY_RUN, .on = XDP_RL_F_DRY_RUN,
 	  .pair = OPT_ENFORCE, .conf_pos = 5, .show = SHOW_MATCH, .form = "[--dry-run]",
 	  .set_form = "[--dry-run|--enforce]" },
 
-	{ "enforce", OPT_ENFORCE, IN_SET | IN_CONFIG, .set_help = "drop again", .set_pos = 5,
+	{ "enforce", OPT_ENFORCE, IN_SET | IN_CONFIG, .set_help = "drop again", .set_pos = 7,
 	  .kind = SK_SWITCH, FIELD(live.flags), AT(live.flags), 1, .mask = XDP_RL_F_DRY_RUN,
 	  .on = 0, .pair = OPT_DRY_RUN, .conf_pos = 5, .show = SHOW_MATCH },
 
 	{ "ban", OPT_BAN, IN_LOAD | IN_SET | IN_CONFIG, "DUR",
 	  "after a source goes over its limit, refuse all its packets\nfor DUR, 1ms..366d (default off)",
 	  "DUR|off", "changes the length of bans made from now on; bans in\nforce keep their end",
-	  15, SK_DUR_OFF, FIELD(live.ban_ns), AT(live.ban_ns), 1, .min = WINDOW_MIN_NS,
+	  17, SK_DUR_OFF, FIELD(live.ban_ns), AT(live.ban_ns), 1, .min = WINDOW_MIN_NS,
 	  .max = XDP_RL_BAN_MAX_NS, .hint = " (or 'off')", .conf_pos = 6, .form = "[--ban DUR]",
 	  .set_form = "[--ban DUR|off]" },
 	{ "mode", OPT_MODE, IN_LOAD | IN_CONFIG, "MODE",
@@ -365,6 +378,7 @@ int settings_option(int opt, const char *arg, struct settings *s, struct why *wh
 		if (!e)
 			s->live.nlayers++;
 		break;
+	case SK_GCRA: e = parse_layer(arg, (struct xdp_rl_layer *)((char *)s + t->off)); break;
 	case SK_RATE:
 		if (!strcmp(arg, "off"))
 			memset((char *)s + t->off, 0, t->size);
@@ -447,10 +461,95 @@ void settings_names(unsigned int scope, char *buf, size_t len)
 					o[i].name);
 }
 
+int settings_limits_given(const struct settings *s, struct why *why)
+{
+	int one = settings_given(s, OPT_LIMIT) || settings_given(s, OPT_WINDOW);
+
+	if (s->live.nlayers && one)
+		return refuse(why, OPT_LAYER, "give either --limit/--window or --layer, not both");
+	if (settings_given(s, OPT_RATE) && (one || s->live.nlayers))
+		return refuse(why, OPT_RATE,
+			      "give either --rate or --%s, not both (a rate is the whole limit)",
+			      s->live.nlayers ? "layer" : "limit/--window");
+	return 0;
+}
+
+/* The one layer of @live becomes the rate @n per @window_ns with @burst: 0, or -1 with why. */
+static int rate_put(struct xdp_rl_live *live, __u64 n, __u64 window_ns, __u64 burst, int opt,
+		    struct why *why)
+{
+	struct xdp_rl_layer l = {};
+	const char *e = rate_fill(&l, n, window_ns, burst);
+
+	if (e)
+		return refuse(why, opt, "cannot keep --rate: %s", e);
+	memset(live->layer, 0, sizeof(live->layer));
+	live->layer[0] = l;
+	live->nlayers = 1;
+	return 0;
+}
+
+int settings_rate(const struct settings *s, struct xdp_rl_live *live, struct why *why)
+{
+	const struct xdp_rl_layer *l = &live->layer[0];
+	int rate = live->nlayers == 1 && xdp_rl_is_rate(l);
+	int lim = settings_given(s, OPT_LIMIT), win = settings_given(s, OPT_WINDOW);
+
+	if (settings_given(s, OPT_RATE))
+		return rate_put(live, s->rate.limit, s->rate.window_ns,
+				settings_given(s, OPT_BURST) ? s->burst : s->rate.limit, OPT_RATE,
+				why);
+	if (settings_given(s, OPT_BURST) && !rate)
+		return refuse(why, OPT_BURST,
+			      "--burst is a rate's, and the limits are windows (give --rate N/DUR "
+			      "with it)");
+	if (settings_given(s, OPT_BURST))
+		return rate_put(live, l->limit, l->window_ns, s->burst, OPT_BURST, why);
+	/* A rate's N or DUR alone would keep a burst sized for the other. */
+	if (rate && lim != win)
+		return refuse(why, lim ? OPT_LIMIT : OPT_WINDOW,
+			      "the limit is a rate: give --rate N/DUR to change it (or both "
+			      "--limit and --window to make it a window again)");
+	if (rate && lim)
+		live->layer[0] = (struct xdp_rl_layer){ .limit = s->one.limit,
+							.window_ns = s->one.window_ns };
+	return 0;
+}
+
+int settings_check_rate(const struct settings *s, const struct xdp_rl_live *live,
+			const struct rules_summary *rs, struct why *why)
+{
+	int mine = layers_any_rate(live->layer, live->nlayers);
+
+	if (!(live->flags & XDP_RL_F_ALIGNED) || (!mine && !rs->any_rate))
+		return 0;
+	if (mine)
+		return refuse(why, settings_given(s, OPT_ALIGNED) ? OPT_ALIGNED : OPT_RATE,
+			      "a rate has no windows to align: --rate and --aligned exclude each "
+			      "other (give --per-key)");
+	return refuse(why, OPT_ALIGNED,
+		      "a rule limits by a rate, which has no windows to align: --aligned "
+		      "excludes it (give the rule --layer N/DUR, or keep --per-key)");
+}
+
+int settings_any_rate(const struct settings *s)
+{
+	struct rules_summary rs = {};
+	size_t i;
+
+	for (i = 0; i < s->nrules; i++)
+		rules_summary_add(&rs, &s->rules[i]);
+	return rs.any_rate || layers_any_rate(s->live.layer, s->live.nlayers);
+}
+
 int settings_layers(struct settings *s, const struct xdp_rl_layer *base, struct why *why)
 {
-	if (s->live.nlayers && (settings_given(s, OPT_LIMIT) || settings_given(s, OPT_WINDOW)))
-		return refuse(why, OPT_LAYER, "give either --limit/--window or --layer, not both");
+	if (settings_limits_given(s, why))
+		return -1;
+	if (settings_given(s, OPT_BURST) && !settings_given(s, OPT_RATE))
+		return refuse(why, OPT_BURST, "--burst goes with --rate N/DUR");
+	if (settings_given(s, OPT_RATE))
+		return settings_rate(s, &s->live, why);
 	if (s->live.nlayers)
 		return 0;
 	s->live.layer[0] = *base;
@@ -493,22 +592,37 @@ int settings_select(const struct settings *s, struct xdp_rl_live *live, struct w
 #define FRAME_MIN  60
 #define FRAME_FULL 1514
 
+/* Of layer @l, what a frame must fit in: a window's limit, a rate's burst. */
+static __u64 frame_room(const struct xdp_rl_layer *l)
+{
+	return xdp_rl_is_rate(l) ? l->burst : l->limit;
+}
+
 int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *cmd,
 			 struct why *why)
 {
+	const struct xdp_rl_layer *l;
+	int rate;
 	__u32 i;
 
 	for (i = 0; bytes && i < live->nlayers && i < XDP_RL_MAX_LAYERS; i++) {
-		if (live->layer[i].limit < FRAME_MIN)
-			return refuse(why, live->nlayers > 1 ? OPT_LAYER : OPT_LIMIT,
-				      "a limit of %llu bytes can never pass a frame (the smallest "
+		l = &live->layer[i];
+		rate = xdp_rl_is_rate(l);
+		if (frame_room(l) < FRAME_MIN)
+			return refuse(why,
+				      rate		? OPT_BURST :
+				      live->nlayers > 1 ? OPT_LAYER :
+							  OPT_LIMIT,
+				      "a %s of %llu bytes can never pass a frame (the smallest "
 				      "is %d bytes)",
-				      (unsigned long long)live->layer[i].limit, FRAME_MIN);
-		if (live->layer[i].limit < FRAME_FULL)
-			log_warn("%s: with a limit of %llu bytes per window, frames of more than "
-				 "%llu bytes can never pass (a full-size frame is %d)",
-				 cmd, (unsigned long long)live->layer[i].limit,
-				 (unsigned long long)live->layer[i].limit, FRAME_FULL);
+				      rate ? "burst" : "limit", (unsigned long long)frame_room(l),
+				      FRAME_MIN);
+		if (frame_room(l) < FRAME_FULL)
+			log_warn("%s: with a %s of %llu bytes%s, frames of more than %llu bytes "
+				 "can never pass (a full-size frame is %d)",
+				 cmd, rate ? "burst" : "limit", (unsigned long long)frame_room(l),
+				 rate ? "" : " per window", (unsigned long long)frame_room(l),
+				 FRAME_FULL);
 	}
 	return 0;
 }
@@ -521,13 +635,33 @@ unsigned int settings_layers_needed(const struct settings *s)
 								  s->live.nlayers;
 }
 
+/* settings_check_rate of load's limits and rules: a refusal for a rule names its line. */
+static int rules_check_rate(const struct settings *s, struct why *why)
+{
+	struct rules_summary rs = {};
+	size_t i;
+
+	for (i = 0; i < s->nrules; i++)
+		rules_summary_add(&rs, &s->rules[i]);
+	if (!settings_check_rate(s, &s->live, &rs, why))
+		return 0;
+	for (i = 0; !layers_any_rate(s->live.layer, s->live.nlayers) && i < s->nrules; i++) {
+		if (layers_any_rate(s->rules[i].rule.layer, s->rules[i].rule.nlayers)) {
+			why->line = s->rules[i].line;
+			break;
+		}
+	}
+	return -1;
+}
+
 int settings_finish_load(struct settings *s, const char *cmd, struct why *why)
 {
-	static const struct xdp_rl_layer base = { .limit = DEFAULT_LIMIT, .window_ns = DEFAULT_WINDOW_NS };
+	static const struct xdp_rl_layer base = { .limit = DEFAULT_LIMIT,
+						  .window_ns = DEFAULT_WINDOW_NS };
 	const struct rule_spec *widest;
 
 	if (settings_layers(s, &base, why) || settings_select(s, &s->live, why) ||
-	    settings_check_bytes(&s->live, s->fixed.bytes, cmd, why))
+	    settings_check_bytes(&s->live, s->fixed.bytes, cmd, why) || rules_check_rate(s, why))
 		return -1;
 	if (settings_given(s, OPT_ON_FULL) && !s->live.new_sources.limit)
 		return refuse(why, OPT_ON_FULL, "--on-table-full needs --new-sources N/DUR");

@@ -52,6 +52,8 @@ enum {
 	OPT_PRIORITY,
 	OPT_PASS_TO,
 	OPT_BAN,
+	OPT_RATE,
+	OPT_BURST,
 	OPT_END /* one past the last */
 };
 
@@ -66,6 +68,7 @@ enum setting_kind {
 	SK_DUR_OFF,  /* ... or off (or 0): 0 */
 	SK_LAYERS,   /* N/DUR, a layer more each time it is given */
 	SK_RATE,     /* N/DUR or off */
+	SK_GCRA,     /* N/DUR: a rate (--rate), its burst another row's (settings_rate) */
 	SK_WORD,     /* one of .words */
 	SK_PORTS,    /* a port list, or any */
 	SK_SWITCH,   /* no value: the bits .mask of its field become .on */
@@ -74,7 +77,8 @@ enum setting_kind {
 /* When a config file shows a setting (struct setting's show). */
 enum setting_show {
 	SHOW_ALWAYS,
-	SHOW_ONE_LAYER,	  /* while there is one layer (--limit, --window) */
+	SHOW_ONE_LAYER,	  /* while there is one layer, a window (--limit, --window) */
+	SHOW_RATE,	  /* while the limit is a rate (--rate, --burst) */
 	SHOW_LAYERS,	  /* while there are several (--layer) */
 	SHOW_NEW_SOURCES, /* while new sources are limited (--on-table-full) */
 	SHOW_SET,	  /* while its switch is on; else the note .unset */
@@ -145,11 +149,13 @@ extern struct opt_words settings_words[];
 struct settings {
 	struct xdp_rl_live live;
 	struct xdp_rl_fixed fixed;
-	struct xdp_rl_layer one; /* --limit and --window */
-	__u64 given;		 /* a bit per option id past OPT_LIMIT */
-	unsigned int max_layers; /* --max-layers, 0 if not given */
-	const char *rules_path;	 /* --rules FILE, NULL if not given */
-	int new_rules;		 /* the rules below replace the limiter's (load --rules, apply) */
+	struct xdp_rl_layer one;  /* --limit and --window */
+	struct xdp_rl_layer rate; /* --rate N/DUR: its limit and window_ns */
+	__u64 burst;		  /* --burst B, 0 if not given */
+	__u64 given;		  /* a bit per option id past OPT_LIMIT */
+	unsigned int max_layers;  /* --max-layers, 0 if not given */
+	const char *rules_path;	  /* --rules FILE, NULL if not given */
+	int new_rules;		  /* the rules below replace the limiter's (load --rules, apply) */
 	struct rule_spec *rules;
 	size_t nrules;
 	int force;
@@ -205,12 +211,37 @@ int settings_option(int opt, const char *arg, struct settings *s, struct why *wh
 int settings_select(const struct settings *s, struct xdp_rl_live *live, struct why *why);
 
 /*
- * Refuse byte limits that can never pass a frame (below 60 bytes): -1 with
- * why; warn about those that can never pass a full-size one (on stderr,
- * after "@cmd: "); 0.
+ * Refuse byte limits that can never pass a frame (below 60 bytes; a
+ * rate's burst): -1 with why; warn about those that can never pass a
+ * full-size one (on stderr, after "@cmd: "); 0.
  */
 int settings_check_bytes(const struct xdp_rl_live *live, int bytes, const char *cmd,
 			 struct why *why);
+
+/*
+ * The limits given in @s go together: --limit/--window or --layer, not
+ * both; --rate with none of them. 0, or -1 with why.
+ */
+int settings_limits_given(const struct settings *s, struct why *why);
+
+/*
+ * --rate and --burst of @s into @live, whose limits are those in force
+ * (set) or load's (@live is s->live): --rate makes its one layer a rate,
+ * of burst --burst or N; --burst alone changes the burst of the rate in
+ * force; --limit or --window alone cannot change a rate. 0, or -1 with why.
+ */
+int settings_rate(const struct settings *s, struct xdp_rl_live *live, struct why *why);
+
+/*
+ * What a rate refuses beside it, in @live with the rules @rs: aligned
+ * windows (a rate has none to align, and keeps the precise clock). 0, or
+ * -1 with why.
+ */
+int settings_check_rate(const struct settings *s, const struct xdp_rl_live *live,
+			const struct rules_summary *rs, struct why *why);
+
+/* Whether @s limits by a rate: its limits, or one of its rules. */
+int settings_any_rate(const struct settings *s);
 
 /*
  * --limit/--window or --layer: one layer or several, not both. Fills

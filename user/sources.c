@@ -365,6 +365,16 @@ static void source_add_drops(const struct limiter *l, struct source *src,
 	for (i = 0; st && i < src->nlayers; i++) {
 		if (!src->count[i])
 			continue;
+		if (xdp_rl_is_rate(&src->lay[i])) {
+			/* A rate's drops are its episode's, apart from what it owes. */
+			src->dropped[i] = window_drops(l, t, index, i,
+						       xdp_rl_gen_of_count(st[i].count_gen),
+						       drops ? &drops[i] : NULL);
+			if (!src->tokens[i])
+				src->count_error_packets[i] =
+					(__u64)XDP_RL_HOT_FLUSH * (ncpu > 0 ? ncpu : 1);
+			continue;
+		}
 		src->remote[i] = window_remote(l, t, index, i, xdp_rl_gen_of_count(st[i].count_gen),
 					       remote ? &remote[i] : NULL);
 		/* A window that filled up (maybe under a lower limit since raised) has drops apart. */
@@ -394,8 +404,44 @@ int source_banned(const struct source *s)
 	return s->ban_ends_in_ns != 0;
 }
 
+/*
+ * Layer @i of @src, the rate @l, from its state @st (NULL: none) at @now
+ * (bpf/rate.h): what the key owes, the units it may send at once, and when
+ * a packet of one unit passes; whether its episode began under these limits.
+ */
+static void rate_fill_src(struct source *src, __u32 i, const struct xdp_rl_state *st,
+			  const struct xdp_rl_layer *l, __u64 now, __u64 since, int bytes)
+{
+	__u64 tat = st ? xdp_rl_rate_tat(st->start_gen, st->count_gen) : 0, owes;
+	__u64 start = st ? xdp_rl_start_ns(st->start_gen) : 0,
+	      cost = xdp_rl_rate_cost(l->per_fp, 1), tau = xdp_rl_rate_tau(l, bytes);
+
+	/* Owing nothing (or state on another clock): the whole burst, as far as tau holds it. */
+	if (tat <= now || start > now + XDP_RL_AHEAD_MAX_NS)
+		tat = now;
+	owes = tat - now;
+	src->count[i] = src->charged[i] =
+		(__u64)((((unsigned __int128)owes << XDP_RL_RATE_FRAC_BITS) + l->per_fp - 1) /
+			l->per_fp);
+	/* Packets cost cost(1) each, bytes their share of per_fp (xdp_rl_rate_tau). */
+	src->tokens[i] =
+		owes >= tau ? 0 :
+		bytes	    ? (__u64)(((unsigned __int128)(tau - owes) << XDP_RL_RATE_FRAC_BITS) /
+				      l->per_fp) :
+			      (tau - owes) / cost;
+	if (src->tokens[i] > l->burst)
+		src->tokens[i] = l->burst;
+	src->next_pass_ns[i] = tat + cost > now + tau ? tat + cost - now - tau : 0;
+	if (!owes)
+		return;
+	src->started_ns[i] = start;
+	src->expires_in_ns[i] = owes;
+	if (start < since)
+		src->same_limits = 0;
+}
+
 void source_fill(struct source *src, const struct xdp_rl_state *st, const struct xdp_rl_layer *lay,
-		 __u32 n, __u32 room, __u64 now, __u64 since)
+		 __u32 n, __u32 room, __u64 now, __u64 since, int bytes)
 {
 	__u64 start;
 	__u32 i;
@@ -407,6 +453,11 @@ void source_fill(struct source *src, const struct xdp_rl_state *st, const struct
 		src->count[i] = src->expires_in_ns[i] = src->started_ns[i] = 0;
 		src->remote[i] = src->charged[i] = 0;
 		src->by_command[i] = src->by_command_in_budget[i] = 0;
+		src->tokens[i] = src->next_pass_ns[i] = src->dropped[i] = 0;
+		if (xdp_rl_is_rate(&lay[i])) {
+			rate_fill_src(src, i, st ? &st[i] : NULL, &lay[i], now, since, bytes);
+			continue;
+		}
 		if (!st ||
 		    xdp_rl_gen_of_start(st[i].start_gen) != xdp_rl_gen_of_count(st[i].count_gen) ||
 		    xdp_rl_window_over(st[i].start_gen, now, lay[i].window_ns))
@@ -475,7 +526,8 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 		src->rule = set->addr;
 		src->rule_prefix = set->prefix;
 	}
-	source_fill(src, st, set->lay, set->n, l->cfg.fixed.max_layers, now, live->limits_since_ns);
+	source_fill(src, st, set->lay, set->n, l->cfg.fixed.max_layers, now, live->limits_since_ns,
+		    l->cfg.fixed.bytes);
 }
 
 /* What foreach_source hands each entry of a table. */
@@ -559,7 +611,8 @@ int shared_read(const struct limiter *l, const struct rule_spec *r, struct sourc
 	src->rule = r->addr;
 	src->rule_prefix = r->prefix;
 	source_fill(src, st.layer, r->rule.layer, r->rule.nlayers, XDP_RL_MAX_LAYERS,
-		    window_clock_ns(limiter_live(l)), limiter_live(l)->limits_since_ns);
+		    window_clock_ns(limiter_live(l)), limiter_live(l)->limits_since_ns,
+		    l->cfg.fixed.bytes);
 	source_add_drops(l, src, st.layer, XDP_RL_T_SHARED, r->rule.id, NULL, NULL);
 	return 1;
 }
@@ -602,7 +655,15 @@ static int exhausted_one(const struct source *src, void *ctx)
 	__u32 i;
 
 	for (i = 0; i < src->nlayers; i++) {
-		if (src->count[i] && src->count[i] >= src->lay[i].limit) {
+		/* A rate with no unit left: blocked until its next pass. */
+		if (xdp_rl_is_rate(&src->lay[i]) && src->count[i] && !src->tokens[i]) {
+			w->n++;
+			if (src->next_pass_ns[i] > w->last_ns)
+				w->last_ns = src->next_pass_ns[i];
+			break;
+		}
+		if (!xdp_rl_is_rate(&src->lay[i]) && src->count[i] &&
+		    src->count[i] >= src->lay[i].limit) {
 			w->n++;
 			if (src->expires_in_ns[i] > w->last_ns)
 				w->last_ns = src->expires_in_ns[i];

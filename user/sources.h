@@ -85,6 +85,17 @@ struct source {
 	 */
 	__u64 by_command[XDP_RL_MAX_LAYERS];
 	__u64 by_command_in_budget[XDP_RL_MAX_LAYERS];
+	/*
+	 * A rate layer (--rate, bpf/rate.h): count is the units the key owes
+	 * (rounded up: 0 when it owes nothing, and its "window" is over);
+	 * expires_in_ns when it will owe nothing; started_ns its episode's
+	 * start. Then: the units it may send at once now (at most the burst),
+	 * how long until a packet of one unit passes (0: now), and the drops
+	 * of its episode (0 for a window: its drops are in count).
+	 */
+	__u64 tokens[XDP_RL_MAX_LAYERS];
+	__u64 next_pass_ns[XDP_RL_MAX_LAYERS];
+	__u64 dropped[XDP_RL_MAX_LAYERS];
 	__u64 expires_in_ns[XDP_RL_MAX_LAYERS]; /* 0 if the window has ended */
 	__u64 started_ns[XDP_RL_MAX_LAYERS];	/* on the window clock; 0 if none */
 	__u64 seen_mono_ns;			/* last seen (CLOCK_MONOTONIC); 0: unknown */
@@ -109,10 +120,11 @@ int source_banned(const struct source *s);
 
 /*
  * Fill @src's windows from @st (NULL: none) under the first @n of @lay (at
- * most @room), at @now; @since is when the limits last changed.
+ * most @room), at @now; @since is when the limits last changed; @bytes: the
+ * limiter counts bytes (a rate's burst: xdp_rl_rate_tau).
  */
 void source_fill(struct source *src, const struct xdp_rl_state *st, const struct xdp_rl_layer *lay,
-		 __u32 n, __u32 room, __u64 now, __u64 since);
+		 __u32 n, __u32 room, __u64 now, __u64 since, int bytes);
 
 typedef int (*source_fn)(const struct source *src, void *ctx);
 

@@ -249,3 +249,99 @@ UNIT_TEST(config_errors)
 		      "config_parse: ... says how to name it");
 	config_free(&c);
 }
+
+/* ---- rates (--rate N/DUR --burst B) in a config file ------------------------- */
+
+/* Rates: parsed, with a burst of N by default; printed; refused with a reason and a line. */
+UNIT_TEST(config_rate)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "rate 100/1s\nlimit 5\n",
+		  "e.conf:2: give either rate or limit/window, not both" },
+		{ "layer 5/1s\n\nrate 100/1s\n", "e.conf:3: give either rate or layer, not both" },
+		{ "burst 5\n", "e.conf:1: burst goes with rate N/DUR" },
+		{ "rate 100/1s\naligned\n", "e.conf:2: a rate has no windows to align" },
+		{ "aligned\nrule 198.18.0.0/24 --rate 1/1s\n",
+		  "e.conf:2: a rule limits by a rate, which has no windows to align" },
+		{ "rate 1/1h\n",
+		  "e.conf:1: cannot keep rate: 1/1h is slower than the slowest rate" },
+		{ "rate 100/1s\nburst 100000000\n", "e.conf:2: cannot keep rate: a burst of" },
+		{ "rate 100/1s\nburst 0\n", "e.conf:2: invalid burst '0'" },
+		{ "rate 100\n", "e.conf:1: invalid rate '100': needs the form N/DUR" },
+		{ "bytes\nrate 1000/1s\nburst 59\n",
+		  "e.conf:3: a burst of 59 bytes can never pass a frame" },
+		{ "rate 1/1s\nrate 2/1s\n", "e.conf:2: a second 'rate' (line 1 has one)" },
+		{ "rule 198.18.0.0/24 --rate 1/1s --layer 1/1s\n",
+		  "e.conf:1: rule: give either --rate or --layer, not both" },
+	};
+	const struct xdp_rl_layer *l;
+	struct config c;
+	char why[512], *t;
+	size_t i, len;
+
+	ASSERT_EQ(config("rate 100/1s\n", "a.conf", &c, why, sizeof(why)), 0, "config_rate: %s",
+		  why);
+	l = &c.s.live.layer[0];
+	ASSERT_EQ(c.s.live.nlayers, 1, "config_rate: one layer");
+	ASSERT_TRUE(xdp_rl_is_rate(l), "config_rate: ... a rate");
+	ASSERT_EQ(l->limit, 100, "config_rate: ... of 100");
+	ASSERT_EQ(l->window_ns, SEC_NS, "config_rate: ... per 1s");
+	ASSERT_EQ(l->burst, 100, "config_rate: ... its burst N, not given");
+	ASSERT_EQ(l->tau_ns, SEC_NS, "config_rate: ... which takes 1s to earn back");
+	ASSERT_EQ(xdp_rl_rate_cost(l->per_fp, 1), 10000000, "config_rate: a unit is 10 ms");
+	t = config_text(&c, &len);
+	if (ASSERT_TRUE(t != NULL, "config_rate: printed")) {
+		ASSERT_STRSTR(t, "\nrate 100/1s\nburst 100\n", "config_rate: ... its two lines");
+		ASSERT_TRUE(!strstr(t, "\nlimit ") && !strstr(t, "\nwindow "),
+			    "config_rate: ... without a window's lines: %s", t);
+	}
+	free(t);
+	config_free(&c);
+
+	round_trip("rate 6000/1m\nburst 250\nrule 198.18.0.0/24 --rate 10/1s --burst 5 --shared\n"
+		   "rule 198.18.1.0/24 --rate 3/1s --ban 1m\n",
+		   "config_rate: a rate, and rules'");
+	round_trip("bytes\nrate 125000/1s\nburst 3000\n", "config_rate: bytes");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(config(bad[i].text, "e.conf", &c, why, sizeof(why)), -1,
+			  "config_rate refuses: %s", bad[i].why);
+		ASSERT_STRSTR(why, bad[i].why, "config_rate: ... saying so");
+		config_free(&c);
+	}
+}
+
+/* config_diff_settings' lines, appended to @ctx (1024 bytes), a line each. */
+static void diff_line(const char *what, void *ctx)
+{
+	size_t off = strlen(ctx);
+
+	snprintf((char *)ctx + off, 1024 - off, "%s\n", what);
+}
+
+/* config_diff_settings: a change of a rate is the lines that changed; windows <-> rate, as one. */
+UNIT_TEST(config_rate_diff)
+{
+	struct config a, b;
+	char why[512], out[1024] = "";
+	int n;
+
+	ASSERT_EQ(config("rate 100/1s\nburst 200\n", "a.conf", &a, why, sizeof(why)), 0,
+		  "config_rate_diff: %s", why);
+	ASSERT_EQ(config("rate 100/1s\nburst 300\n", "b.conf", &b, why, sizeof(why)), 0,
+		  "config_rate_diff: %s", why);
+	n = config_diff_settings(&a, &b, diff_line, out);
+	ASSERT_EQ(n, 1, "config_rate_diff: a new burst is one change: %s", out);
+	ASSERT_STREQ(out, "burst 300 (was burst 200)\n", "config_rate_diff: ... said so");
+	config_free(&b);
+	out[0] = '\0';
+	ASSERT_EQ(config("limit 5\nwindow 1m\n", "b.conf", &b, why, sizeof(why)), 0,
+		  "config_rate_diff: %s", why);
+	n = config_diff_settings(&a, &b, diff_line, out);
+	ASSERT_EQ(n, 1, "config_rate_diff: a rate to a window is one change: %s", out);
+	ASSERT_STREQ(out, "limit 5, window 1m (was rate 100/1s, burst 200)\n",
+		     "config_rate_diff: ... of the limits as a whole");
+	config_free(&a);
+	config_free(&b);
+}

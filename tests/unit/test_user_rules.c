@@ -57,7 +57,7 @@ UNIT_TEST(rule_parse)
 	ASSERT_STREQ(why, "unexpected argument '198.18.1.0/24'",
 		     "rule_parse: ... naming the second");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24"), -1, "rule_parse: no action is refused");
-	ASSERT_STREQ(why, "give exactly one of --allow, --deny or --layer N/DUR",
+	ASSERT_STREQ(why, "give exactly one of --allow, --deny, --layer N/DUR or --rate N/DUR",
 		     "rule_parse: ... saying which to give");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--allow", "--deny"), -1,
 		  "rule_parse: --allow with --deny is refused");
@@ -65,7 +65,7 @@ UNIT_TEST(rule_parse)
 		  "rule_parse: --allow with --layer is refused");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--allow", "--shared"), -1,
 		  "rule_parse: --shared without --layer is refused");
-	ASSERT_STREQ(why, "--shared goes with --layer", "rule_parse: ... saying so");
+	ASSERT_STREQ(why, "--shared goes with --layer or --rate", "rule_parse: ... saying so");
 	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--layer", "1/1s", "--layer", "2/1s",
 			     "--layer", "3/1s", "--layer", "4/1s", "--layer", "5/1s"),
 		  -1, "rule_parse: a fifth layer is refused");
@@ -345,4 +345,78 @@ UNIT_TEST(rules_file_errors)
 	ASSERT_EQ(rules(&t, p, &n, NULL), EXIT_USAGE,
 		  "rules_file: a last line of 1023 characters without a newline too");
 	tmp_close(&t);
+}
+
+/* --rate N/DUR [--burst B]: the rule's one limit, a rate; formatted back the same; refused with a reason. */
+UNIT_TEST(rule_parse_rate)
+{
+	static const struct {
+		const char *w[6];
+		const char *why;
+	} bad[] = {
+		{ { "198.18.0.0/24", "--rate", "5/1s", "--layer", "5/1s" },
+		  "give either --rate or --layer, not both" },
+		{ { "198.18.0.0/24", "--layer", "5/1s", "--burst", "5" },
+		  "--burst goes with --rate N/DUR" },
+		{ { "198.18.0.0/24", "--allow", "--rate", "5/1s" },
+		  "give exactly one of --allow, --deny, --layer N/DUR or --rate N/DUR" },
+		{ { "198.18.0.0/24", "--rate", "5/1s", "--burst", "0" }, "invalid --burst '0'" },
+		{ { "198.18.0.0/24", "--rate", "5" }, "invalid --rate '5': needs the form N/DUR" },
+		{ { "198.18.0.0/24", "--rate", "1/1h" }, "is slower than the slowest rate" },
+		{ { "198.18.0.0/24", "--rate", "1/1s", "--rate", "2/1s" },
+		  "option '--rate' given twice" },
+		{ { "198.18.0.0/24", "--rate", "1/1s", "--shared", "--ban", "1m" },
+		  "a --shared budget is not banned" },
+	};
+	struct rule_spec r, back;
+	char why[256], text[RULE_TEXT_MAX], *argv[12];
+	size_t i;
+	int argc;
+
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--rate", "100/1s"), 0,
+		  "rule_parse_rate: --rate 100/1s (%s)", why);
+	ASSERT_EQ(r.rule.action, XDP_RL_RULE_LIMIT, "rule_parse_rate: a limit");
+	ASSERT_EQ(r.rule.nlayers, 1, "rule_parse_rate: ... of one layer");
+	ASSERT_TRUE(xdp_rl_is_rate(&r.rule.layer[0]), "rule_parse_rate: ... a rate");
+	ASSERT_EQ(r.rule.layer[0].burst, 100, "rule_parse_rate: ... its burst N by default");
+	rule_format(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 --rate 100/1s --burst 100",
+		     "rule_parse_rate: formatted with its burst");
+	rule_describe(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 rate 100/1s burst 100", "rule_parse_rate: described");
+
+	ASSERT_EQ(PARSE_RULE(&r, why, "--ban", "1m", "198.18.0.0/24", "--burst", "7", "--rate",
+			     "3/1s"),
+		  0, "rule_parse_rate: options in any order (%s)", why);
+	ASSERT_EQ(r.rule.layer[0].burst, 7, "rule_parse_rate: --burst 7");
+	ASSERT_EQ(r.rule.layer[0].tau_ns, 7 * SEC_NS / 3,
+		  "rule_parse_rate: ... 7/3 s to earn back");
+	rule_format(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 --rate 3/1s --burst 7 --ban 1m",
+		     "rule_parse_rate: formatted in rule_opts' order");
+	/* Formatted, parsed back: the same rule. */
+	argv[0] = "rule";
+	argv[1] = strtok(text, " ");
+	for (argc = 1; argc < 11 && argv[argc]; argc++)
+		argv[argc + 1] = strtok(NULL, " ");
+	ASSERT_EQ(rule_parse(argc, argv, &back, why, sizeof(why)), 0,
+		  "rule_parse_rate: its text parses (%s)", why);
+	ASSERT_TRUE(rule_same(&r, &back), "rule_parse_rate: ... as the same rule");
+	ASSERT_EQ(memcmp(&r.rule, &back.rule, sizeof(r.rule)), 0,
+		  "rule_parse_rate: ... every field of it");
+
+	ASSERT_EQ(PARSE_RULE(&r, why, "198.18.0.0/24", "--rate", "10/1s", "--shared"), 0,
+		  "rule_parse_rate: a shared rate (%s)", why);
+	rule_describe(&r, text, sizeof(text));
+	ASSERT_STREQ(text, "198.18.0.0/24 rate 10/1s burst 10 shared",
+		     "rule_parse_rate: ... described");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		for (argc = 1; argc <= 6 && bad[i].w[argc - 1]; argc++)
+			argv[argc] = (char *)bad[i].w[argc - 1];
+		argv[0] = "rule";
+		argv[argc] = NULL;
+		ASSERT_EQ(rule_parse(argc, argv, &r, why, sizeof(why)), -1,
+			  "rule_parse_rate refuses: %s", bad[i].why);
+		ASSERT_STRSTR(why, bad[i].why, "rule_parse_rate: ... saying so");
+	}
 }

@@ -186,7 +186,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	char stamp[40], key[INET6_ADDRSTRLEN + 8], text[512], w[32], lim[64];
 	const char *rule = NULL, *unit, *kind;
 	struct json j;
-	__u64 ms;
+	__u64 ms, burst;
 
 	if (size < sizeof(*ev) || stop)
 		return 0;
@@ -205,6 +205,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		rule = rule_prefix(rd, ev->rule);
 	if (ev->kind == XDP_RL_EV_SHARED && rule)
 		snprintf(key, sizeof(key), "%s", rule);
+	/* A rate's record (bpf/rate.h) counts its burst, which the key had used up. */
+	burst = ev->banned & XDP_RL_EV_RATE ? ev->count : 0;
 	unit = ev->kind == XDP_RL_EV_NEW_SOURCES ? "sources" :
 	       rd->l->cfg.fixed.bytes		 ? "bytes" :
 						   "packets";
@@ -239,13 +241,21 @@ static int on_record(void *ctx, void *data, size_t size)
 		json_str(&j, "window", w);
 		json_u64(&j, "window_ns", ev->window_ns);
 		json_u64(&j, "count", ev->count);
+		/* A rate's (--rate): its count is its burst, which the key had used up. */
+		json_str(&j, "limit_kind", burst ? "rate" : "window");
+		if (burst)
+			json_u64(&j, "burst", burst);
 		json_str(&j, "unit", unit);
 		/* The crossing banned the key (--ban): every packet refused for the ban's length. */
-		json_bool(&j, "banned", ev->banned);
+		json_bool(&j, "banned", ev->banned & XDP_RL_EV_BANNED);
 		json_end(&j);
 		json_finish(&j);
 	}
-	snprintf(lim, sizeof(lim), "%llu/%s", (unsigned long long)ev->limit, w);
+	if (burst)
+		snprintf(lim, sizeof(lim), "rate %llu/%s burst %llu", (unsigned long long)ev->limit,
+			 w, (unsigned long long)burst);
+	else
+		snprintf(lim, sizeof(lim), "%llu/%s", (unsigned long long)ev->limit, w);
 	if (ev->kind == XDP_RL_EV_NEW_SOURCES)
 		snprintf(text, sizeof(text), "%s: new sources over --new-sources %s: %llu sources",
 			 rd->l->ifname, lim, (unsigned long long)ev->count);
@@ -257,7 +267,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			 ev->rule == XDP_RL_EV_NO_RULE ? "" :
 			 rule			       ? rule :
 							 "(deleted)",
-			 ev->banned ? "; banned" : "");
+			 ev->banned & XDP_RL_EV_BANNED ? "; banned" : "");
 	put_line(rd, stamp, text);
 	fflush(stdout);
 	if (rd->max_count && rd->shown >= rd->max_count)

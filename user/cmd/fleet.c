@@ -39,6 +39,7 @@
 #include "options.h"
 #include "proc.h"
 #include "redis.h"
+#include "rules.h"
 #include "sentinel.h"
 #include "tls.h"
 
@@ -225,6 +226,16 @@ static __u64 sets_signature(const struct limiter *l)
 	for (i = 0; i < XDP_RL_MAX_LAYERS; i++)
 		h = xdp_rl_mix(h ^ live->layer[i].limit ^ (live->layer[i].window_ns << 1));
 	return h;
+}
+
+/* Whether a rate (--rate) is in force on @l: its global limit's, or a rule's. */
+static int rates_in_force(const struct limiter *l)
+{
+	const struct xdp_rl_live *live = limiter_live(l);
+	struct rules_summary rs;
+
+	rules_summarize(l->fd, NULL, &rs);
+	return rs.any_rate || layers_any_rate(live->layer, live->nlayers);
 }
 
 /* (Re)open the limiter on a->ifname and map what the agent uses: 0, or -1 after saying why. */
@@ -860,6 +871,17 @@ static int cmd_fleet(int argc, char **argv)
 	if (lock < 0)
 		goto out;
 	if (limiter_open(ifname, &a.l, "cannot run the fleet agent on")) {
+		lock_release(lock);
+		goto out;
+	}
+	if (rates_in_force(&a.l)) {
+		log_err("cannot run the fleet agent on '%s': it limits by a rate (--rate, %s), and "
+			"a rate is local: the fleet shares windows only (give the limits as "
+			"windows, then --aligned)",
+			ifname,
+			layers_any_rate(limiter_live(&a.l)->layer, limiter_live(&a.l)->nlayers) ?
+				"its global limit" :
+				"a rule's");
 		lock_release(lock);
 		goto out;
 	}

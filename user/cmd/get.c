@@ -72,6 +72,30 @@ static void ban_text(const struct limiter *l, const struct source *src, char *bu
 		 (unsigned long long)((src->ban_ends_in_ns + 999999999ULL) / 1000000000ULL));
 }
 
+/*
+ * Layer @i of @src, a rate, as `get` says it: "0 of 200 packets at once
+ * (rate 100/1s), the next in 10 ms, 12 dropped, owes nothing in 2000 ms"
+ * (no "next" while one may pass now).
+ */
+static void rate_print(const struct limiter *l, const struct source *src, __u32 i)
+{
+	const struct xdp_rl_layer *lay = &src->lay[i];
+	char w[32];
+
+	fmt_duration(lay->window_ns, w, sizeof(w));
+	printf("%s %llu of %llu %s at once (rate %llu/%s)", i ? "," : "",
+	       (unsigned long long)src->tokens[i], (unsigned long long)lay->burst, limiter_unit(l),
+	       (unsigned long long)lay->limit, w);
+	if (!src->count[i]) {
+		printf(", owes nothing");
+		return;
+	}
+	if (src->next_pass_ns[i])
+		printf(", the next in %llu ms", (unsigned long long)ms_up(src->next_pass_ns[i]));
+	printf(", %llu dropped, owes nothing in %llu ms", (unsigned long long)src->dropped[i],
+	       (unsigned long long)ms_up(src->expires_in_ns[i]));
+}
+
 static void source_print(const struct limiter *l, const struct source *src, const char *asked,
 			 struct json *j)
 {
@@ -80,7 +104,8 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	 * With one layer, in packets, under the limits the window was opened
 	 * with, what passed and what did not follow from the count.
 	 */
-	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits;
+	int split = !l->cfg.fixed.bytes && src->nlayers == 1 && src->same_limits &&
+		    !xdp_rl_is_rate(&src->lay[0]);
 	int fleet = limiter_live(l)->flags & XDP_RL_F_FLEET;
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
 	/* What `charge` put in is no packet: the packets are the rest of the count. */
@@ -144,6 +169,10 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	}
 	printf("%-24s", key);
 	for (i = 0; i < src->nlayers; i++) {
+		if (xdp_rl_is_rate(&src->lay[i])) {
+			rate_print(l, src, i);
+			continue;
+		}
 		fmt_duration(src->lay[i].window_ns, w, sizeof(w));
 		if (src->nlayers > 1)
 			printf("%s %llu of %llu/%s", i ? "," : "",

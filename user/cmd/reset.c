@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "fault.h"
 #include "limiter.h"
+#include "live.h"
 #include "lock.h"
 #include "log.h"
 #include "options.h"
@@ -67,6 +68,23 @@ static int resolve(const char *cmd, const char *addr, struct ip_addr *a)
 	return EXIT_DONE;
 }
 
+/*
+ * Whether @what (charge, reset --count) cannot set the count of target @t
+ * (@key on @ifname), after saying why: its limit is a rate, which keeps
+ * what its key owes, not a count.
+ */
+static int rate_refused(const char *what, const struct target *t, const char *key,
+			const char *ifname)
+{
+	if ((t->kind != TARGET_KEY && t->kind != TARGET_SHARED) ||
+	    !layers_any_rate(t->set.lay, t->set.n))
+		return 0;
+	log_err("cannot %s %s on '%s': its limit is a rate (--rate), which keeps no count to set "
+		"(a plain 'xdp-rl reset %s %s' makes it owe nothing)",
+		what, key, ifname, ifname, key);
+	return 1;
+}
+
 static int reset_address(struct limiter *l, const char *addr, const struct ip_addr *a,
 			 int has_count, __u64 count)
 {
@@ -90,6 +108,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		return EXIT_DONE;
 	}
 	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	if (has_count && rate_refused("reset --count", &t, key, l->ifname))
+		return EXIT_FAIL;
 	if (t.kind == TARGET_SHARED) {
 		if (admin_reset_shared(l, t.rule.id, 0, t.set.n, count, t.set.lay) < 0) {
 			log_err("cannot reset the shared budget of %s on '%s': %s", key, l->ifname,
@@ -232,6 +252,10 @@ static int cmd_charge(int argc, char **argv)
 			!t.by_list	       ? "a rule" :
 			t.kind == TARGET_ALLOW ? "the allow list" :
 						 "the deny list");
+		limiter_close(&l);
+		return EXIT_FAIL;
+	}
+	if (rate_refused("charge", &t, key, ifname)) {
 		limiter_close(&l);
 		return EXIT_FAIL;
 	}

@@ -11,6 +11,8 @@
 #include "bpffs.h"
 #include "caps.h"
 #include "cli.h"
+#include "fleet.h"
+#include "live.h"
 #include "lock.h"
 #include "output.h"
 #include "commands.h"
@@ -19,6 +21,32 @@
 #include "log.h"
 #include "rules.h"
 #include "fault.h"
+
+/*
+ * Whether the rate of rule @r (described as @desc) cannot go on @l, after
+ * saying why: aligned windows (a rate has none to align), or a fleet
+ * agent (the fleet shares windows; a rate is local).
+ */
+static int rule_rate_refused(const struct limiter *l, const struct rule_spec *r, const char *desc)
+{
+	__u64 pid;
+
+	if (r->rule.action != XDP_RL_RULE_LIMIT || !layers_any_rate(r->rule.layer, r->rule.nlayers))
+		return 0;
+	pid = fleet_running(l);
+	if (pid) {
+		log_err("cannot add rule %s on '%s': " FLEET_RATE_HINT, desc, l->ifname,
+			(unsigned long long)pid);
+		return 1;
+	}
+	if (limiter_live(l)->flags & XDP_RL_F_ALIGNED) {
+		log_err("cannot add rule %s on '%s': its windows are aligned, and a rate has none "
+			"to align ('xdp-rl set %s --per-key' first, or give the rule --layer N/DUR)",
+			desc, l->ifname, l->ifname);
+		return 1;
+	}
+	return 0;
+}
 
 static int rule_add(int argc, char **argv)
 {
@@ -46,6 +74,8 @@ static int rule_add(int argc, char **argv)
 			l.cfg.fixed.max_layers == 1 ? "" : "s", r.rule.nlayers);
 		goto out;
 	}
+	if (rule_rate_refused(&l, &r, desc))
+		goto out;
 	switch (rules_too_nested_with(l.fd, &r, why, sizeof(why))) {
 	case 0: break;
 	case 1: log_err("cannot add rule %s on '%s': %s", desc, ifname, why); goto out;
@@ -151,7 +181,6 @@ static int rule_list(int argc, char **argv)
 	struct limiter l;
 	struct json j;
 	size_t k, n;
-	__u32 m;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -209,16 +238,7 @@ static int rule_list(int argc, char **argv)
 		}
 		json_u64(&j, "ban_ns", r->ban_ns);
 		select_json(&j, "select", &r->select);
-		json_arr(&j, "layers");
-		for (m = 0; m < r->nlayers && m < XDP_RL_MAX_LAYERS; m++) {
-			fmt_duration(r->layer[m].window_ns, w, sizeof(w));
-			json_obj(&j, NULL);
-			json_u64(&j, "limit", r->layer[m].limit);
-			json_str(&j, "window", w);
-			json_u64(&j, "window_ns", r->layer[m].window_ns);
-			json_end(&j);
-		}
-		json_end(&j);
+		layers_json(&j, r->layer, r->nlayers, NULL);
 		json_u64(&j, "hits", h.packets);
 		json_u64(&j, "dropped", h.dropped);
 		json_u64(&j, "would_drop", h.would_drop);
@@ -235,7 +255,8 @@ static int rule_list(int argc, char **argv)
 }
 
 static const char *const rule_forms[] = {
-	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared])\n"
+	"add IFACE CIDR (--allow | --deny | --layer N/DUR ... [--shared]\n"
+	"| --rate N/DUR [--burst B] [--shared])\n"
 	"[--ban DUR] [--proto P] [--dport LIST] [--syn]",
 	"del IFACE CIDR",
 	"list IFACE [--json]",

@@ -7,6 +7,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "fleet.h"
 #include "limiter.h"
 #include "live.h"
 #include "lock.h"
@@ -56,6 +57,7 @@ static int cmd_set(int argc, char **argv)
 	const char *ifname;
 	const char *restart;
 	char desc[256], names[512];
+	__u64 fleet_pid;
 	int opt, r;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_set_spec)) != -1) {
@@ -73,8 +75,8 @@ static int cmd_set(int argc, char **argv)
 		settings_names(IN_SET, names, sizeof(names));
 		return usage_err("set", "set: nothing to change: give %s", names);
 	}
-	if (s.live.nlayers && (settings_given(&s, OPT_LIMIT) || settings_given(&s, OPT_WINDOW)))
-		return usage_err("set", "set: give either --limit/--window or --layer, not both");
+	if (settings_limits_given(&s, &why))
+		return usage_err("set", "set: %s", why.text);
 
 	if (cmd_prepare(NEED_BPF | NEED_NET_ADMIN, "cannot change settings") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot change settings on"))
@@ -82,7 +84,8 @@ static int cmd_set(int argc, char **argv)
 
 	next = *limiter_live(&l);
 	r = EXIT_FAIL;
-	if ((settings_given(&s, OPT_LIMIT) || settings_given(&s, OPT_WINDOW)) && next.nlayers > 1) {
+	if ((settings_given(&s, OPT_LIMIT) || settings_given(&s, OPT_WINDOW)) &&
+	    !settings_given(&s, OPT_RATE) && next.nlayers > 1) {
 		/* Refused for what runs, as a layer count it has no room for: exit 1. */
 		log_err("cannot change settings on '%s': it has %u layers, and --limit and "
 			"--window set one (give them all with --layer)",
@@ -101,9 +104,17 @@ static int cmd_set(int argc, char **argv)
 		r = usage_err("set", "set: --on-table-full needs --new-sources N/DUR");
 		goto out;
 	}
-	if (settings_select(&s, &next, &why) ||
+	rules_summarize(l.fd, NULL, &rs);
+	if (settings_rate(&s, &next, &why) || settings_select(&s, &next, &why) ||
+	    settings_check_rate(&s, &next, &rs, &why) ||
 	    settings_check_bytes(&next, l.cfg.fixed.bytes, "set", &why)) {
 		r = usage_err("set", "set: %s", why.text);
+		goto out;
+	}
+	fleet_pid = layers_any_rate(next.layer, next.nlayers) ? fleet_running(&l) : 0;
+	if (fleet_pid) {
+		log_err("cannot change settings on '%s': " FLEET_RATE_HINT, ifname,
+			(unsigned long long)fleet_pid);
 		goto out;
 	}
 	/* Recounted: a rule change that was killed may have left a count too high. */
@@ -119,8 +130,12 @@ static int cmd_set(int argc, char **argv)
 	 * budget they were never offered to; every window of the limits it
 	 * selects for starts afresh, and set says so.
 	 */
+	/* And so is a change between windows and a rate: what a key owes is no count. */
 	restart = next.nlayers != limiter_live(&l)->nlayers ?
 			  "the number of layers changed" :
+		  !layers_same_shape(next.layer, next.nlayers, limiter_live(&l)->layer,
+				     next.nlayers) ?
+			  "the limit changed between windows and a rate" :
 		  memcmp(&next.select, &limiter_live(&l)->select, sizeof(next.select)) ?
 			  "the selector changed which packets count" :
 			  NULL;
@@ -133,7 +148,6 @@ static int cmd_set(int argc, char **argv)
 		}
 		next.lsid = l.cfg.next_lsid++;
 	}
-	rules_summarize(l.fd, NULL, &rs);
 	live_finish(&next, &rs, limiter_live(&l), 0);
 
 	if (limiter_publish(&l, &next)) {

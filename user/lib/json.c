@@ -124,6 +124,21 @@ void json_s64(struct json *j, const char *key, __s64 v)
 	fprintf(j->f, "%lld", (long long)v);
 }
 
+void json_ms(struct json *j, const char *key, __u64 ns)
+{
+	char frac[8];
+	int n;
+
+	member(j, key);
+	fprintf(j->f, "%llu", (unsigned long long)(ns / 1000000));
+	if (!(ns % 1000000))
+		return;
+	n = snprintf(frac, sizeof(frac), "%06llu", (unsigned long long)(ns % 1000000));
+	while (n > 0 && frac[n - 1] == '0')
+		frac[--n] = '\0';
+	fprintf(j->f, ".%s", frac);
+}
+
 void json_bool(struct json *j, const char *key, int v)
 {
 	member(j, key);

@@ -33,6 +33,8 @@ void json_end(struct json *j); /* closes the innermost object or array */
 void json_str(struct json *j, const char *key, const char *v);
 void json_u64(struct json *j, const char *key, __u64 v);
 void json_s64(struct json *j, const char *key, __s64 v);
+/* @ns as a number of ms, exact: 1000, 1.5 (a fraction only when it has one). */
+void json_ms(struct json *j, const char *key, __u64 ns);
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 /*

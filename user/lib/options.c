@@ -148,6 +148,50 @@ const char *parse_layer(const char *s, struct xdp_rl_layer *l)
 	return NULL;
 }
 
+/* The ns a unit may cost at most for xdp_rl_rate_fill to keep the rate (its 40.24 fixed point). */
+static __u64 rate_per_max(void)
+{
+	return XDP_RL_RATE_PER_MAX - 1;
+}
+
+/* Why the rate @n per @window_ns (@w) with @burst cannot be kept: the slowest, the longest burst. */
+static const char *rate_why(__u64 n, __u64 window_ns, const char *w, __u64 burst)
+{
+	static char why[220];
+	char tau[32];
+
+	if ((unsigned __int128)window_ns > (unsigned __int128)n * rate_per_max()) {
+		snprintf(why, sizeof(why),
+			 "%llu/%s is slower than the slowest rate, one per %.1fs (give a larger N "
+			 "or a shorter DUR, or a window: --limit and --window)",
+			 (unsigned long long)n, w, rate_per_max() / 1e9);
+		return why;
+	}
+	fmt_duration(
+		(__u64)((unsigned __int128)burst * window_ns / n / 1000000000ULL * 1000000000ULL),
+		tau, sizeof(tau));
+	snprintf(why, sizeof(why),
+		 "a burst of %llu at %llu/%s takes %s to earn back, more than the longest, 4h53m "
+		 "(give a smaller burst or a faster rate)",
+		 (unsigned long long)burst, (unsigned long long)n, w, tau);
+	return why;
+}
+
+const char *rate_fill(struct xdp_rl_layer *l, __u64 n, __u64 window_ns, __u64 burst)
+{
+	struct xdp_rl_layer t = {};
+	char w[32];
+
+	if (!n || !burst)
+		return "needs N and a burst of at least 1";
+	fmt_duration(window_ns, w, sizeof(w));
+	if ((unsigned __int128)window_ns > (unsigned __int128)n * rate_per_max() ||
+	    xdp_rl_rate_fill(&t, n, window_ns, burst))
+		return rate_why(n, window_ns, w, burst);
+	*l = t;
+	return NULL;
+}
+
 const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix)
 {
 	static char why[128];

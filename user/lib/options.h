@@ -28,6 +28,13 @@ const char *parse_duration(const char *s, __u64 min_ns, __u64 max_ns, __u64 *ns)
 const char *parse_addr(const char *s, struct ip_addr *a);
 /* N/DUR, e.g. 100/1s: a limit of N per window of DUR. */
 const char *parse_layer(const char *s, struct xdp_rl_layer *l);
+/*
+ * The rate layer @l of @n per @window_ns (as parse_layer reads N/DUR) with
+ * burst @burst (xdp_rl_rate_fill): NULL, or why it cannot be kept (@l
+ * unchanged): a rate slower than the slowest, or a burst that takes too
+ * long to earn back.
+ */
+const char *rate_fill(struct xdp_rl_layer *l, __u64 n, __u64 window_ns, __u64 burst);
 /* ADDRESS/LEN with no bits set past LEN; a bare address is a full-length prefix. */
 const char *parse_cidr(const char *s, struct ip_addr *a, unsigned int *prefix);
 
