@@ -170,7 +170,7 @@ int env_load(struct env *e, const struct load_opts *o)
 	e->skel = xdp_rl__open();
 	if (!e->skel)
 		return -1;
-	e->skel->rodata->cfg_fake_clock = 1;
+	e->skel->rodata->cfg_fake_clock = !o->real_clock;
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
 	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed) ||
 	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), XDP_RL_T_SRC6, f.max_layers, f.seed))
@@ -393,6 +393,32 @@ long long count4_layer(struct env *e, const char *key, int layer)
 long long count4(struct env *e, const char *key)
 {
 	return count4_layer(e, key, 0);
+}
+
+long long drops4_layer(struct env *e, const char *key, __u32 lsid, int layer)
+{
+	struct mt_entry en;
+	__u64 c;
+
+	if (!entry4(e, key, lsid, &en))
+		return -1;
+	c = en.w[layer].count_gen;
+	drops_forget();
+	return window_drops(&e->lim, XDP_RL_T_SRC4, en.id, layer, xdp_rl_gen_of_count(c),
+			    en.has_words ? &en.drops[layer] : NULL);
+}
+
+/* ---- Rates ------------------------------------------------------------------- */
+
+struct xdp_rl_layer rate_layer(__u64 n, __u64 dur_ns, __u64 burst)
+{
+	struct xdp_rl_layer l = {};
+
+	if (xdp_rl_rate_fill(&l, n, dur_ns, burst))
+		UNIT_FAIL("rate %llu/%lluns burst %llu: xdp_rl_rate_fill refuses it",
+			  (unsigned long long)n, (unsigned long long)dur_ns,
+			  (unsigned long long)burst);
+	return l;
 }
 
 /* ---- Two CPUs: one key -------------------------------------------------------- */

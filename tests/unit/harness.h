@@ -105,6 +105,11 @@ struct load_opts {
 	int layers;		  /* room per source, default 1 */
 	int table;		  /* TABLE_* */
 	__u32 sources;		  /* per source table, default 1024 */
+	/*
+	 * The program reads CLOCK_MONOTONIC (bpf_ktime_get_ns), not the test
+	 * clock: for what needs the real clock moving under two CPUs.
+	 */
+	int real_clock;
 };
 
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */
@@ -178,6 +183,20 @@ int entry4(struct env *e, const char *key, __u32 lsid, struct mt_entry *out);
 /* The count stored for an IPv4 key in layer @layer (or 0), or -1 if it has no slot. */
 long long count4_layer(struct env *e, const char *key, int layer);
 long long count4(struct env *e, const char *key);
+/*
+ * The drops counted apart (bpf/hot.h) for the generation layer @layer of an
+ * IPv4 key under limit set @lsid has now (a rate's: its episode's), or -1 if
+ * it has no slot.
+ */
+long long drops4_layer(struct env *e, const char *key, __u32 lsid, int layer);
+
+/* ---- Rates (bpf/rate.h) ---------------------------------------------------- */
+
+/*
+ * The rate layer --rate @n/@dur_ns --burst @burst, filled by
+ * xdp_rl_rate_fill (a test failure if it refuses them: all 0).
+ */
+struct xdp_rl_layer rate_layer(__u64 n, __u64 dur_ns, __u64 burst);
 
 /* ---- Two CPUs -------------------------------------------------------------- */
 

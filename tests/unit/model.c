@@ -96,6 +96,78 @@ static int ban_holds(const struct model_win *w, __u64 now)
 	return w->ban_until > now && w->ban_until <= now + XDP_RL_BAN_MAX_NS + XDP_RL_GRAIN;
 }
 
+/* ---- Rates (--rate N/DUR --burst B) ------------------------------------------------ */
+
+__u64 model_rate_tat(const struct model_win *w, __u64 now)
+{
+	if (!w->start || w->start > now + XDP_RL_AHEAD_MAX_NS)
+		return 0;
+	return w->start + (w->count & XDP_RL_RATE_OFF_MASK);
+}
+
+/* Whether the rate @l in @w refuses @inc units on a read: its episode's first refusal made (model.h). */
+static int rate_exhausted(const struct model *m, const struct model_win *w,
+			  const struct xdp_rl_layer *l, __u64 inc)
+{
+	__u64 tat = model_rate_tat(w, m->now);
+
+	return (w->count & XDP_RL_RATE_REFUSING) && tat > m->now &&
+	       tat + xdp_rl_rate_cost(l->per_fp, inc) - m->now > xdp_rl_rate_tau(l, m->f.bytes);
+}
+
+/*
+ * Charge @inc units to the rate @l in @w: 1 if it passes (*opened counts an
+ * episode begun), 0 if refused (*first: the episode's first refusal), -1 if
+ * refused for a charge that costs more than the burst (nothing done).
+ */
+static int rate_hit(const struct model *m, struct model_win *w, const struct xdp_rl_layer *l,
+		    __u64 inc, __u64 *opened, int *first)
+{
+	__u64 cost = xdp_rl_rate_cost(l->per_fp, inc), tat = model_rate_tat(w, m->now), next,
+	      flag = w->count & XDP_RL_RATE_REFUSING;
+
+	*first = 0;
+	if (cost > xdp_rl_rate_tau(l, m->f.bytes))
+		return -1;
+	next = (tat > m->now ? tat : m->now) + cost;
+	if (next - m->now > xdp_rl_rate_tau(l, m->f.bytes)) {
+		*first = !flag;
+		w->count |= XDP_RL_RATE_REFUSING;
+		w->apart += inc;
+		return 0;
+	}
+	if (tat > m->now && next - w->start <= XDP_RL_RATE_OFF_MASK) {
+		w->count = flag | (next - w->start);
+		return 1;
+	}
+	/* An episode begins (or its offset outgrows its bits): from now, rounded down. */
+	w->start = m->now & ~XDP_RL_GEN_MASK;
+	w->count = (tat > m->now ? flag : 0) | (next - w->start);
+	w->apart = 0;
+	w->remote = 0;
+	w->ban_until = 0;
+	w->ban_made = 0;
+	++*opened;
+	return 1;
+}
+
+/* Take back the pass of @inc units layer @l made in @w: a window's count, a rate's cost. */
+static void layer_undo(struct model_win *w, const struct xdp_rl_layer *l, __u64 inc)
+{
+	if (xdp_rl_is_rate(l))
+		w->count -= xdp_rl_rate_cost(l->per_fp, inc);
+	else
+		w->count -= inc;
+}
+
+/* A ban of @ban_ns from now in @w, counted. */
+static void ban_now(struct model *m, struct model_win *w, __u64 ban_ns)
+{
+	w->ban_until = grain_up(m->now + ban_ns);
+	w->ban_made = 1;
+	m->st.c[XDP_RL_STAT_BANS]++;
+}
+
 /*
  * Charge @inc to layers 0 .. n-1 of @w (at most @room). Returns the layer
  * that refused, or -1; the layers before a refusing one give their charge
@@ -112,6 +184,7 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 	__u32 i, j, k = n < room ? n : room;
 	struct model_win prev;
 	__u64 until;
+	int r, first;
 
 	*banned = 0;
 	if (m->live.flags & XDP_RL_F_BANS)
@@ -128,6 +201,14 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 	 * layers_exhausted). One at its limit exactly is charged, and goes over.
 	 */
 	for (i = 0; i < k; i++) {
+		if (xdp_rl_is_rate(&lay[i])) {
+			/* A rate refuses on a read once its episode's first refusal is made. */
+			if (!rate_exhausted(m, &w[i], &lay[i], inc))
+				break;
+			w[i].apart += inc;
+			*full = 1;
+			return i;
+		}
 		if (model_over(&w[i], m->now, lay[i].window_ns))
 			break;
 		if (judged(m, &w[i]) > lay[i].limit) {
@@ -139,6 +220,20 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 			break;
 	}
 	for (i = 0; i < k; i++) {
+		if (xdp_rl_is_rate(&lay[i])) {
+			r = rate_hit(m, &w[i], &lay[i], inc, opened, &first);
+			if (r > 0)
+				continue;
+			/* Refused: the first refusal of the episode reports it, and bans. */
+			if (first) {
+				m->st.c[XDP_RL_STAT_OVER_LIMIT]++;
+				if (ban_ns)
+					ban_now(m, &w[i], ban_ns);
+			}
+			for (j = 0; j < i; j++)
+				layer_undo(&w[j], &lay[j], inc);
+			return i;
+		}
 		prev = w[i];
 		if (win_hit(m, &w[i], lay[i].window_ns, inc)) {
 			++*opened;
@@ -152,7 +247,7 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 					w[i].ban_made = 1;
 					m->st.c[XDP_RL_STAT_BANS]++;
 					for (j = 0; j <= i; j++)
-						w[j].count -= inc;
+						layer_undo(&w[j], &lay[j], inc);
 					*banned = 1;
 					return i;
 				}
@@ -168,7 +263,7 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 				}
 			}
 			for (j = 0; j < i; j++)
-				w[j].count -= inc;
+				layer_undo(&w[j], &lay[j], inc);
 			return i;
 		}
 	}
@@ -516,6 +611,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 	__u32 room = m->f.room;
 	__u8 key[16];
 	int refused, banned;
+	__u32 i;
 
 	memset(o, 0, sizeof(*o));
 	o->rule = -1;
@@ -600,6 +696,10 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		o->refused_layer = refused;
 		o->v = banned ? MV_BANNED : refused < 0 ? MV_PASS : MV_LIMIT;
+		for (i = 0; i < l.n && i < room; i++)
+			o->rate |= xdp_rl_is_rate(&l.lay[i]);
+		if (refused >= 0 && !banned && xdp_rl_is_rate(&l.lay[refused]))
+			o->rate = 2;
 		if (banned)
 			o->why = "a ban";
 	}
@@ -703,6 +803,19 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 	where_key(&o->at, agg_table(v6), key, l.lsid);
 	layers_reset(m, w, m->f.room, l.lay, l.n, 0);
 	return 2;
+}
+
+int model_address_rate(const struct model *m, int v6, const __u8 a[16])
+{
+	struct limits l;
+	__u32 i;
+
+	if (limits_of(m, v6, a, NULL, &l) != MV_PASS)
+		return 0;
+	for (i = 0; i < l.n && i < XDP_RL_MAX_LAYERS; i++)
+		if (xdp_rl_is_rate(&l.lay[i]))
+			return 1;
+	return 0;
 }
 
 int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o)

@@ -60,6 +60,25 @@
  *   banned (the window stays opened, empty). A ban belongs to its window:
  *   reset, closed, or a key losing its slot, it is gone; `charge` opening
  *   a window after it (over) carries it to that window.
+ * - A layer may be a rate (--rate N/DUR --burst B: include/xdp_rl.h's
+ *   struct xdp_rl_layer with a burst; its cost and tolerance tau from
+ *   xdp_rl_rate_fill). Its window is an episode: start (the episode began
+ *   at that reading rounded down to XDP_RL_GRAIN; 0: none) and count, which
+ *   is TAT - start with XDP_RL_RATE_REFUSING once a packet of the episode
+ *   was refused (as the table's count word reads). A packet of inc units at
+ *   now costs c = xdp_rl_rate_cost(inc), and tau is xdp_rl_rate_tau; c > tau:
+ *   refused, nothing done (a frame larger than the burst). Else with TAT = start + offset (0 without a start), next = max(TAT, now)
+ *   + c: next - now > tau refuses it (the first refusal of the episode sets
+ *   the flag, counts in over_limit and bans for ban_ns; every refusal's
+ *   units count apart, the episode's drops); else it passes: TAT > now
+ *   moves the TAT to next, else an episode begins (counted as a window
+ *   opened; its drops, share and ban none). Taken back (a later layer
+ *   refused), the TAT goes back by c. On a read (the walk before the
+ *   charge, as for full windows): a rate whose flag is set, TAT > now and
+ *   TAT + c - now > tau refuses, its drop counted apart (no ban: one
+ *   per episode, at its first refusal); any other rate ends the walk.
+ *   A rate never consults the fleet's share. `charge` and `reset --count`
+ *   are not asked of a key whose limits are a rate (xdp-rl refuses them).
  * - Which key an insert evicts is the table's choice: the model cannot
  *   know it. Its caller tells it (model_forget) after each step, and checks
  *   that evictions happen only where an insert did (and, with an LRU
@@ -81,7 +100,10 @@
 /* Rule ids and rules a scenario can have at once. */
 #define MODEL_MAX_RULES 64
 
-/* A window: start 0 is no window (closed, or never opened). */
+/*
+ * A window: start 0 is no window (closed, or never opened). A rate layer's:
+ * an episode, its count TAT - start | XDP_RL_RATE_REFUSING (above).
+ */
 struct model_win {
 	__u64 start;
 	__u64 count; /* charged: what packets are decided on */
@@ -186,6 +208,7 @@ struct model_out {
 	int newsrc;		/* -1: the cap was not asked; 0: it admitted; 1: it refused */
 	int passed_over; /* rules whose selector missed it, on the way to the one that judged */
 	int unread;	 /* a field a selector looks at was not read, and it was counted */
+	int rate;	 /* charged to limits with a rate layer; 2: refused by one */
 	const char *why; /* how the decision was reached, for messages */
 };
 
@@ -243,6 +266,11 @@ void model_reset_all(struct model *m);
 struct model_key *model_find(struct model *m, int t, const __u8 a[16], __u32 lsid);
 /* The table evicted key @i of table @t: its windows are forgotten. */
 void model_forget(struct model *m, int t, int i);
+
+/* The TAT of rate state @w at @now (0: none: it owes nothing). */
+__u64 model_rate_tat(const struct model_win *w, __u64 now);
+/* Whether the limits of address @a (its rule's, else the global ones) have a rate layer. */
+int model_address_rate(const struct model *m, int v6, const __u8 a[16]);
 
 /* Whether window @w of length @window_ns is over at @now. */
 int model_over(const struct model_win *w, __u64 now, __u64 window_ns);

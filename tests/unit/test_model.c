@@ -178,6 +178,8 @@ struct gen {
 	 * set), 1 now and then (off most of the time), 2 often.
 	 */
 	int bans;
+	/* How many of its limit sets are rates (--rate): 0 none, 1 some, 2 many. */
+	int rates;
 };
 
 static const __u64 window_list[] = {
@@ -200,15 +202,62 @@ static __u64 gen_limit(struct gen *g)
 	return 1 + below(&g->r, 6);
 }
 
-static void gen_layers(struct gen *g, struct xdp_rl_layer *lay, __u32 n)
+/*
+ * A rate (--rate N/DUR --burst B): B is N (the default) or another, 1 ..
+ * 2N; with --bytes at least the smallest frame's 60 bytes, not always a
+ * full one (a frame that costs more than the burst is refused).
+ */
+static void gen_rate(struct gen *g, struct xdp_rl_layer *l)
+{
+	__u64 n = gen_limit(g), dur = gen_window(g), b;
+
+	if (chance(&g->r, 40))
+		b = n;
+	else if (g->sc->lo.bytes)
+		b = 60 + below(&g->r, 2 * n + 1);
+	else
+		b = 1 + below(&g->r, 2 * n);
+	memset(l, 0, sizeof(*l));
+	if (xdp_rl_rate_fill(l, n, dur, b)) {
+		/* Slower than XDP_RL_RATE_PER_MAX: never with these; a window then. */
+		l->limit = n;
+		l->window_ns = dur;
+	}
+}
+
+/*
+ * The layers of a limit set, *@n of them: windows; or (in a scenario with
+ * rates) a rate, the only layer as xdp-rl makes one, or now and then a
+ * rate among windows (the datapath takes that too).
+ */
+static void gen_layers(struct gen *g, struct xdp_rl_layer *lay, __u32 *n)
 {
 	__u32 i;
 
 	memset(lay, 0, XDP_RL_MAX_LAYERS * sizeof(*lay));
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < *n; i++) {
 		lay[i].limit = gen_limit(g);
 		lay[i].window_ns = gen_window(g);
 	}
+	if (!g->rates || !chance(&g->r, g->rates == 2 ? 60 : 25))
+		return;
+	if (*n > 1 && chance(&g->r, 25)) {
+		gen_rate(g, &lay[below(&g->r, *n)]);
+		return;
+	}
+	memset(lay, 0, XDP_RL_MAX_LAYERS * sizeof(*lay));
+	*n = 1;
+	gen_rate(g, &lay[0]);
+}
+
+/* Which of @n layers are rates: bit i for layer i. */
+static __u32 rate_bits(const struct xdp_rl_layer *lay, __u32 n)
+{
+	__u32 i, bits = 0;
+
+	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS; i++)
+		bits |= (__u32)xdp_rl_is_rate(&lay[i]) << i;
+	return bits;
 }
 
 /*
@@ -305,7 +354,7 @@ static void gen_settings(struct gen *g, struct settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->nlayers = gen_nlayers(g, g->sc->lo.layers);
-	gen_layers(g, s->layer, s->nlayers);
+	gen_layers(g, s->layer, &s->nlayers);
 	s->flags = (chance(&g->r, 30) ? XDP_RL_F_ALIGNED : 0) |
 		   (chance(&g->r, 10) ? XDP_RL_F_DRY_RUN : 0) |
 		   (chance(&g->r, 20) ? XDP_RL_F_FLEET : 0);
@@ -334,13 +383,24 @@ static void gen_set(struct gen *g, struct settings *s)
 			s->link_local = gen_link_local(g);
 		else
 			s->flags ^= XDP_RL_F_FLEET; /* xdp-rl fleet starting or stopping */
+	} else if (k < 25 && xdp_rl_is_rate(&s->layer[i])) {
+		/* --rate N/DUR or --burst B: a rate changed in place keeps its TATs */
+		xdp_rl_rate_fill(&s->layer[i], chance(&g->r, 50) ? gen_limit(g) : s->layer[i].limit,
+				 chance(&g->r, 50) ? gen_window(g) : s->layer[i].window_ns,
+				 chance(&g->r, 50) ? s->layer[i].burst :
+				 g->sc->lo.bytes   ? 60 + below(&g->r, 1500) :
+						     1 + below(&g->r, 12));
+	} else if (k < 45 && xdp_rl_is_rate(&s->layer[i])) {
+		s->nlayers = gen_nlayers(g, g->sc->lo.layers); /* no --window for a rate */
+		gen_layers(g, s->layer, &s->nlayers);
 	} else if (k < 25) {
 		s->layer[i].limit = gen_limit(g); /* --limit: same layers, same limit set */
 	} else if (k < 45) {
 		s->layer[i].window_ns = gen_window(g); /* --window */
 	} else if (k < 60) {
-		s->nlayers = gen_nlayers(g, g->sc->lo.layers); /* --layer ...: maybe a new set */
-		gen_layers(g, s->layer, s->nlayers);
+		/* --layer ... or --rate: maybe a new set (of another kind: a new one) */
+		s->nlayers = gen_nlayers(g, g->sc->lo.layers);
+		gen_layers(g, s->layer, &s->nlayers);
 	} else if (k < 70) {
 		s->flags ^= XDP_RL_F_ALIGNED;
 	} else if (k < 80) {
@@ -394,12 +454,12 @@ static void gen_rule(struct gen *g, struct step *st)
 		r->action = XDP_RL_RULE_LIMIT;
 		r->flags = XDP_RL_RULE_F_SHARED;
 		r->nlayers = 1 + below(&g->r, XDP_RL_MAX_LAYERS);
-		gen_layers(g, r->layer, r->nlayers);
+		gen_layers(g, r->layer, &r->nlayers);
 	} else {
 		/* Per source: --ban now and then (never --shared: xdp-rl refuses it). */
 		r->action = XDP_RL_RULE_LIMIT;
 		r->nlayers = gen_nlayers(g, g->sc->lo.layers);
-		gen_layers(g, r->layer, r->nlayers);
+		gen_layers(g, r->layer, &r->nlayers);
 		if (gen_bans_now(g, 50))
 			r->ban_ns = gen_ban(g, r->layer[below(&g->r, r->nlayers)].window_ns);
 	}
@@ -577,6 +637,8 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	sc->tai = tais[below(&g.r, 3)];
 	k = below(&g.r, 100);
 	g.bans = k < 30 ? 0 : k < 60 ? 1 : 2;
+	k = below(&g.r, 100);
+	g.rates = k < 30 ? 0 : k < 65 ? 1 : 2;
 	gen_pool(&g);
 	gen_settings(&g, &sc->init);
 	g.cur = sc->init;
@@ -700,8 +762,13 @@ static void layers_put(FILE *f, const struct xdp_rl_layer *lay, __u32 n)
 	__u32 i;
 
 	for (i = 0; i < n && i < XDP_RL_MAX_LAYERS; i++)
-		fprintf(f, " --layer %llu/%s", (unsigned long long)lay[i].limit,
-			dur_str(lay[i].window_ns, w, sizeof(w)));
+		if (xdp_rl_is_rate(&lay[i]))
+			fprintf(f, " --rate %llu/%s --burst %llu", (unsigned long long)lay[i].limit,
+				dur_str(lay[i].window_ns, w, sizeof(w)),
+				(unsigned long long)lay[i].burst);
+		else
+			fprintf(f, " --layer %llu/%s", (unsigned long long)lay[i].limit,
+				dur_str(lay[i].window_ns, w, sizeof(w)));
 }
 
 static const char *const on_full_names[] = { "pass", "drop", "aggregate" };
@@ -877,6 +944,8 @@ enum cover {
 	C_BAN_MADE,
 	C_BAN_TURNOVER,
 	C_BAN_ENDED,
+	C_RATE,
+	C_RATE_REFUSED,
 	C_NCOVER,
 };
 
@@ -904,6 +973,8 @@ static const char *const cover_names[C_NCOVER] = {
 	"bans made over the limit",
 	"bans made opening a window",
 	"bans run out",
+	"judged by a rate",
+	"refused by a rate",
 };
 
 static __u64 cover[C_NCOVER];
@@ -1056,7 +1127,13 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 		int diff = !tw || win_differ(&mw[i], &tw[i], now);
 
 		fprintf(f, "%s%s layer %u", indent, diff ? "*" : " ", i);
-		if (lay && i < nlay)
+		if (lay && i < nlay && xdp_rl_is_rate(&lay[i]))
+			fprintf(f, " (rate %llu/%s burst %llu, tau %lluns; %s)",
+				(unsigned long long)lay[i].limit,
+				dur_str(lay[i].window_ns, d, sizeof(d)),
+				(unsigned long long)lay[i].burst, (unsigned long long)lay[i].tau_ns,
+				model_rate_tat(&mw[i], now) > now ? "owes" : "owes nothing");
+		else if (lay && i < nlay)
 			fprintf(f, " (%llu/%s%s)", (unsigned long long)lay[i].limit,
 				dur_str(lay[i].window_ns, d, sizeof(d)),
 				model_over(&mw[i], now, lay[i].window_ns) ? ", over" : "");
@@ -1499,6 +1576,12 @@ static void publish(struct run *r)
 		r->max_ban_ns = live.ban_ns;
 	if (r->bans)
 		live.flags |= XDP_RL_F_BANS;
+	/* xdp-rl refuses --aligned while a rate is in force, the limits' or a rule's. */
+	any = !!rate_bits(live.layer, live.nlayers);
+	for (i = 0; i < r->m.nrules; i++)
+		any |= !!rate_bits(r->m.rules[i].r.layer, r->m.rules[i].r.nlayers);
+	if (any)
+		live.flags &= ~XDP_RL_F_ALIGNED;
 	live.max_ban_ns = r->max_ban_ns;
 	model_rule_counts(&r->m, &live.nrules4, &live.nrules6);
 	live.max_window_ns = model_rules_max_window(&r->m); /* env_live adds the layers' */
@@ -1612,59 +1695,73 @@ static __u64 advance_ban(struct run *r, const struct step *st, char *what, size_
 	return to > 0 ? to : 0;
 }
 
-/* ST_ADVANCE_END: how far to the end of the chosen open window, plus delta; and which. */
+/*
+ * Where window @w of layer @l ends, if it is open at @now (0: over): a
+ * rate's "window" is its debt, which ends at its TAT; @alt: the time its
+ * next unit passes instead (TAT + a unit's cost - tau), if that is ahead.
+ */
+static __u64 open_end(const struct model_win *w, const struct xdp_rl_layer *l, __u64 now, int alt,
+		      int bytes)
+{
+	__u64 tat, next;
+
+	if (!xdp_rl_is_rate(l))
+		return model_over(w, now, l->window_ns) ? 0 : w->start + l->window_ns;
+	tat = model_rate_tat(w, now);
+	if (tat <= now)
+		return 0;
+	next = tat + xdp_rl_rate_cost(l->per_fp, 1) - xdp_rl_rate_tau(l, bytes);
+	return alt && next > now && next < tat ? next : tat;
+}
+
+/* ST_ADVANCE_END: how far to the end of the chosen open window (a rate's debt), plus delta; and which. */
 static __u64 advance_end(struct run *r, const struct step *st, char *what, size_t len)
 {
 	struct cand {
-		const struct model_win *w;
-		__u64 window_ns;
+		__u64 end;
 		int t, layer;
 		const struct model_key *k;
 		__u32 id;
 	} c[512];
 	const struct xdp_rl_layer *lay;
 	struct model *m = &r->m;
-	int t, i, nc = 0, j;
+	int t, i, nc = 0, j, alt = (st->n >> 32) & 1;
 	__u32 n, l;
+	__u64 end;
 	__s64 to;
 	char kw[160], d[32];
 
 	for (t = 0; t < MODEL_TABLES; t++) {
 		for (i = 0; i < m->t[t].n; i++) {
 			n = model_limit_set(m, m->t[t].k[i].lsid, &lay);
-			for (l = 0; l < n && l < (__u32)r->sc->lo.layers && nc < 512; l++)
-				if (!model_over(&m->t[t].k[i].w[l], m->now, lay[l].window_ns))
-					c[nc++] = (struct cand){ &m->t[t].k[i].w[l],
-								 lay[l].window_ns,
-								 t,
-								 l,
-								 &m->t[t].k[i],
-								 0 };
+			for (l = 0; l < n && l < (__u32)r->sc->lo.layers && nc < 512; l++) {
+				end = open_end(&m->t[t].k[i].w[l], &lay[l], m->now, alt,
+					       m->f.bytes);
+				if (end)
+					c[nc++] = (struct cand){ end, t, l, &m->t[t].k[i], 0 };
+			}
 		}
 	}
 	for (i = 0; i < m->nrules; i++) {
 		if (!(m->rules[i].r.flags & XDP_RL_RULE_F_SHARED))
 			continue;
-		for (l = 0; l < m->rules[i].r.nlayers && nc < 512; l++)
-			if (!model_over(&m->shared[m->rules[i].r.id][l], m->now,
-					m->rules[i].r.layer[l].window_ns))
-				c[nc++] = (struct cand){ &m->shared[m->rules[i].r.id][l],
-							 m->rules[i].r.layer[l].window_ns,
-							 -1,
-							 l,
-							 NULL,
-							 m->rules[i].r.id };
+		for (l = 0; l < m->rules[i].r.nlayers && nc < 512; l++) {
+			end = open_end(&m->shared[m->rules[i].r.id][l], &m->rules[i].r.layer[l],
+				       m->now, alt, m->f.bytes);
+			if (end)
+				c[nc++] = (struct cand){ end, -1, l, NULL, m->rules[i].r.id };
+		}
 	}
 	if (m->live.new_sources.limit &&
 	    !model_over(&m->newsrc, m->now, m->live.new_sources.window_ns) && nc < 512)
-		c[nc++] =
-			(struct cand){ &m->newsrc, m->live.new_sources.window_ns, -2, 0, NULL, 0 };
+		c[nc++] = (struct cand){ m->newsrc.start + m->live.new_sources.window_ns, -2, 0,
+					 NULL, 0 };
 	if (!nc) {
 		snprintf(what, len, "no window is open: 0ns");
 		return 0;
 	}
 	j = st->n % nc;
-	to = (__s64)(c[j].w->start + c[j].window_ns) + st->delta - (__s64)m->now;
+	to = (__s64)c[j].end + st->delta - (__s64)m->now;
 	if (c[j].t >= 0)
 		key_words(r, c[j].t, c[j].k->a, c[j].k->lsid, kw, sizeof(kw));
 	else if (c[j].t == -1)
@@ -1858,6 +1955,8 @@ static void cover_packet(struct run *r, const struct model_out *o)
 	c[C_FLEET_REFUSED] += o->v == MV_LIMIT && (r->m.live.flags & XDP_RL_F_FLEET);
 	c[C_PASSED_OVER] += o->passed_over > 0;
 	c[C_UNREAD] += o->unread;
+	c[C_RATE] += o->rate != 0;
+	c[C_RATE_REFUSED] += o->rate == 2;
 }
 
 static const char *const reset_words[] = { "nothing to reset", "its key", "its aggregate",
@@ -1928,10 +2027,13 @@ static int run_step(struct run *r, int i)
 	case ST_SET:
 		r->ops++;
 		/*
-		 * As user/cmd/set.c: another number of layers, or another
-		 * selector, is another limit set.
+		 * As user/cmd/set.c: another number of layers, a switch
+		 * between windows and a rate, or another selector, is another
+		 * limit set.
 		 */
 		if (st->set.nlayers != r->cur.nlayers ||
+		    rate_bits(st->set.layer, st->set.nlayers) !=
+			    rate_bits(r->cur.layer, r->cur.nlayers) ||
 		    memcmp(&st->set.select, &r->cur.select, sizeof(r->cur.select)))
 			r->lsid = r->next_lsid++;
 		r->cur = st->set;
@@ -1984,6 +2086,10 @@ static int run_step(struct run *r, int i)
 	case ST_RESET:
 	case ST_CHARGE:
 		r->ops++;
+		if ((st->kind == ST_CHARGE || st->n) && model_address_rate(&r->m, st->v6, st->a)) {
+			snprintf(what, sizeof(what), "refused: a rate keeps no count to set");
+			break;
+		}
 		want = st->kind == ST_RESET ? model_reset_address(&r->m, st->v6, st->a, st->n, &o) :
 					      model_charge_address(&r->m, st->v6, st->a, st->n, &o);
 		pre = free_slots(r, &o.ins);
