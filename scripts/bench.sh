@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make bench: what xdp-rl costs per packet against the XDP hook's floor, a
 # plain reference limiter, nftables and iptables, its map memory, the fleet
-# agent's rounds, and what a capture and --ban cost the datapath.
+# agent's rounds, what a capture and --ban cost the datapath, and what a
+# rate (--rate) costs against a fixed window and the kernel's token buckets.
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
 # beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl,
-# capture.json, ban.json), then puts each part's tables in doc/costs.md
+# capture.json, ban.json, rate.json, rate_e2e.json(l)), then puts each
+# part's tables in doc/costs.md
 # between its markers (scripts/bench_doc.py), with the run's date, commit
 # and machine.
 # Timings are only measured, never asserted; make test does not run this.
@@ -19,11 +21,13 @@
 #   BENCH_E2E_ROUNDS=N      end-to-end rounds (default 11)
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
-#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban (default: all);
+#   BENCH_RATE_ROUNDS=N     end-to-end rounds of part 7 (default 7)
+#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban rate (default: all);
 #                           with some left out, the run's date, commit and machine go into
 #                           each part run, and doc/costs.md keeps the other parts and its
 #                           'run' lines as they were (e.g. BENCH_PARTS=capture: part 5 alone,
-#                           under a minute; BENCH_PARTS=ban: part 6 alone, about a minute)
+#                           under a minute; BENCH_PARTS=ban: part 6 alone, about a minute;
+#                           BENCH_PARTS=rate: part 7 alone, about three minutes)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
 # removes them; its traffic stays inside them (sources in 198.19.0.0/16).
@@ -48,13 +52,17 @@ secs=${BENCH_E2E_SECONDS:-1}
 kern_args=(--json "$out/kern.json")
 cap_args=(--json "$out/capture.json")
 ban_args=(--json "$out/ban.json")
+rate_args=(--json "$out/rate.json")
+rate_rounds=${BENCH_RATE_ROUNDS:-7}
 if [ "$quick" = 1 ]; then
 	kern_args+=(--quick --runs 3)
 	cap_args+=(--runs 3)
 	ban_args+=(--quick --runs 3)
+	rate_args+=(--quick --runs 3)
 	rounds=${BENCH_E2E_ROUNDS:-1}
+	rate_rounds=${BENCH_RATE_ROUNDS:-1}
 fi
-all_parts="kern e2e mem fleet capture ban"
+all_parts="kern e2e mem fleet capture ban rate"
 parts=${BENCH_PARTS:-$all_parts}
 for p in $parts; do
 	case " $all_parts " in
@@ -101,7 +109,7 @@ say "median [range] after trimming the lowest and highest fifth. Sources: IPv4 1
 part 1200 "$bp" kern "${kern_args[@]}"
 fi
 
-if want e2e || want mem || want fleet; then
+if want e2e || want mem || want fleet || want rate; then
 	read -r rx tx rx_if tx_if rx_mac < <("$here/testbed.sh" up "$tag")
 fi
 
@@ -161,6 +169,17 @@ fi
 if want ban; then
 title "== 6. What --ban costs the datapath: in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper, one 64-byte frame"
 part 600 "$bp" ban "${ban_args[@]}"
+fi
+
+if want rate; then
+title "== 7. What a rate (--rate N/DUR --burst B) costs against a fixed window: in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper, one 64-byte frame; then end to end, against nft's limit and hashlimit of the same rate and burst"
+part 600 "$bp" rate "${rate_args[@]}"
+say ""
+say "End to end, as part 2 (its flood, its columns), the rate beside the fixed window, nft's limit and hashlimit:"
+part 600 "$py" "$here/bench_e2e.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-if "$tx_if" \
+	--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/rate_e2e" \
+	--rounds "$rate_rounds" --seconds "$secs" \
+	--cases xdp_drop,xdp_pass,xdp_rl,xdp_rl_rate,nft_ingress,ipt_hashlimit
 fi
 
 say ""

@@ -13,7 +13,7 @@ which commit and on which machine it ran, then its parts, each beginning
     <!-- bench:NAME end -->
 
 for NAME run (the lines before the first part: the date, the commit, the
-machine) and kern, e2e, mem, fleet, capture, ban (parts 1 to 6). What is
+machine) and kern, e2e, mem, fleet, capture, ban, rate (parts 1 to 7). What is
 between a pair is replaced by that part of RESULTS, as a block of
 preformatted text; everything outside the markers is left as it was, byte
 for byte. A part the run did not make leaves its markers' text alone (a
@@ -25,7 +25,8 @@ import os
 import re
 import sys
 
-PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet", "5": "capture", "6": "ban"}
+PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet", "5": "capture", "6": "ban",
+         "7": "rate"}
 NAMES = ["run"] + list(PARTS.values())
 
 

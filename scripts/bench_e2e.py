@@ -22,6 +22,11 @@ with that window full. Before each 2-CPU case, `bench_prog line` measures
 what a cache line both CPUs write costs at that moment (on a VM, it depends
 on where the host runs the vCPUs).
 
+With --cases, only the cases named; make bench's part 7 runs the rate
+(xdp_rl_rate: --rate L/1s --burst L, the same promise as nft's limit and
+hashlimit with burst L) beside the fixed window, nft and hashlimit, without
+the one-source cases.
+
 Prints the two tables; writes every raw record to OUT.jsonl.
 """
 import argparse
@@ -41,6 +46,14 @@ CASES = [
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
 ]
+# Cases none of part 2's tables has: make bench part 7 names them (--cases).
+EXTRA_CASES = [
+    ("xdp_rl_rate", "xdp-rl --rate (GCRA)"),
+]
+# xdp-rl's own cases of the many-source flood, and those whose limit is a
+# token bucket (L at once, then L/s: nft's limit, hashlimit, xdp-rl's rate).
+RL_CASES = ("xdp_rl", "xdp_rl_lru", "xdp_rl_rate")
+BUCKET_CASES = ("nft_ingress", "nft_prerouting", "ipt_hashlimit", "xdp_rl_rate")
 
 # The count's bits in a window's count_gen (include/xdp_rl.h: XDP_RL_COUNT_BITS).
 COUNT_BITS = 64 - 16
@@ -106,6 +119,9 @@ class Bed:
             table = "lru" if case == "xdp_rl_lru" else "buckets"
             sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(L), "--window", "1s",
                "--table", table)
+        elif case == "xdp_rl_rate":
+            sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--rate", f"{L}/1s", "--burst",
+               str(L), "--table", "buckets")
         elif case == "nft_ingress":
             self.xdp("pass")
             self.nsx("nft", "-f", "-", input=f"""
@@ -140,7 +156,7 @@ table ip bench {{
 
     def teardown(self, case):
         """Undo whatever setup() may have done; never fails."""
-        rl = case in ("xdp_rl", "xdp_rl_lru") or (case in HOT and HOT[case][2] == "rl")
+        rl = case in RL_CASES or (case in HOT and HOT[case][2] == "rl")
         if rl:
             sh(self.a.xdp_rl, "-n", self.rx, "unload", self.rx_if, check=False)
         if case == "nft_ingress":
@@ -218,13 +234,14 @@ table ip bench {{
                               "--json"))
             c["hot_count"] = g["count"]
             c["hot_count_error_max"] = g.get("count_error_max_packets", 0)
-        elif case in ("xdp_rl", "xdp_rl_lru"):
+        elif case in RL_CASES:
             s = json.loads(sh(self.a.xdp_rl, "-n", self.rx, "stats", self.rx_if, "--json"))
             s = s.get("stats", s)
             c["tool_passed"], c["tool_dropped"] = s["passed"], s["dropped"]
             c["tool_other"] = s["not_ip"] + s["malformed"] + s["table_errors"]
             c["tool_windows"] = s["new_windows"]
-            c["tool_last_passed"] = self.last_window_passed()
+            if case != "xdp_rl_rate":
+                c["tool_last_passed"] = self.last_window_passed()
         elif case in ("nft_ingress", "nft_prerouting"):
             fam, tab = ("netdev", "bench") if case == "nft_ingress" else ("ip", "bench")
             rules = [o["rule"] for o in json.loads(self.nsx("nft", "-j", "list", "table", fam, tab))
@@ -272,7 +289,21 @@ def main():
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--table", type=int, default=65536, help="nft set / hashlimit table size")
     p.add_argument("--cpu", type=int, default=1)
+    p.add_argument("--cases", help="the cases to run, comma-separated (default: part 2's, "
+                   "the one-source cases included); xdp_drop, xdp_pass and xdp_rl always run")
     a = p.parse_args()
+    known = [c[0] for c in CASES + EXTRA_CASES + HOT_CASES]
+    want = a.cases.split(",") if a.cases else [c[0] for c in CASES + HOT_CASES]
+    if set(want) - set(known):
+        sys.exit(f"bench_e2e: unknown case in --cases: {sorted(set(want) - set(known))} "
+                 f"(of {', '.join(known)})")
+    for need in ("xdp_rl", "xdp_pass", "xdp_drop"):
+        if need not in want:
+            want.insert(0, need)
+    cases = [c for c in CASES + EXTRA_CASES if c[0] in want]
+    hot_cases = [c for c in HOT_CASES if c[0] in want]
+    if hot_cases and len(hot_cases) != len(HOT_CASES):
+        sys.exit("bench_e2e: the one-source cases run all or none")
     if not (1 <= a.rounds <= 20 and 0 < a.seconds <= 10 and 1 <= a.sources <= 65536):
         sys.exit("bench_e2e: --rounds, --seconds or --sources out of bounds")
     if a.table < 2 * a.sources:
@@ -292,7 +323,7 @@ def main():
     recs = []
     t_start = time.monotonic()
     with open(a.out + ".jsonl", "w") as raw:
-        allc = [c[:2] for c in CASES + HOT_CASES]
+        allc = [c[:2] for c in cases + hot_cases]
         for rnd in range(a.rounds):
             order = allc[rnd % len(allc):] + allc[:rnd % len(allc)]
             for case, _ in order:
@@ -375,7 +406,7 @@ def main():
                 # exactly; the latest passed min(its count, limit).
                 x["expect_src"] = (a.limit * (x["windows_per_src"] - 1)
                                    + x["last_passed"] / a.sources)
-            elif case in ("nft_ingress", "nft_prerouting", "ipt_hashlimit"):
+            elif case in BUCKET_CASES:
                 x["expect_src"] = a.limit * (1 + x["secs"])
             # Per dropped frame: the frames it passed priced at what a frame
             # costs when all go to the stack (bare XDP_PASS, same round).
@@ -404,7 +435,7 @@ def main():
            f"{'x xdp-rl':<8}{'Mpps':>6}{'passed/src':>12}{'expected':>10}{'passed':>9}"
            f"{'dropped':>10}{'arrived':>10}")
     print(hdr)
-    for case, label in CASES:
+    for case, label in cases:
         rs = [by[case][k] for k in sorted(by[case])]
 
         def col(key, prec=0, suffix=""):
@@ -417,11 +448,18 @@ def main():
               f"{col('per_dropped'):<22}{col('ratio_dropped', 2, 'x'):<20}"
               f"{med('over_xdp_rl'):<8.2f}{med('mpps'):>6.2f}{med('passed_src'):>12.1f}{exp:>10}"
               f"{int(med('passed')):>9}{int(med('dropped')):>10}{int(med('arrived')):>10}")
+    if "xdp_rl_rate" in by:
+        # The rate against the kernel's token buckets of the same promise, round by round.
+        rate = by["xdp_rl_rate"]
+        print("over xdp-rl --rate, CPU/frame, same round: " + "; ".join(
+            f"{label} " + fmt([x["cpu_per_frame"] / rate[k]["cpu_per_frame"]
+                               for k, x in sorted(by[case].items())], 2, "x")
+            for case, label in cases if case not in ("xdp_rl_rate", "xdp_pass")))
     print()
     print("Cross-checks (medians), CPU ns/frame by other clocks: /proc/stat busy ticks (10 ms) of "
           "the generator's CPU and of all CPUs (which includes whatever else this shared VM runs), "
           "and the kernel's test_run duration (wall time, steal included):")
-    for case, label in CASES:
+    for case, label in cases:
         rs = list(by[case].values())
         m = lambda k: statistics.median([x[k] for x in rs])  # noqa: E731
         print(f"  {label:<36} stat own CPU {m('stat_own_per_frame'):5.0f}  all CPUs "
@@ -429,8 +467,11 @@ def main():
               f"  steal {m('steal_own_pct'):4.1f}%  frames {int(m('frames')):>8}"
               f"  delivered to UDP {int(m('delivered')):>6}"
               + (f"  windows opened/source {m('windows_per_src'):.2f}"
-                 if case in ("xdp_rl", "xdp_rl_lru") else ""))
-    exact_miss = sum(1 for case in ("xdp_rl", "xdp_rl_lru") for x in by[case].values()
+                 if case in ("xdp_rl", "xdp_rl_lru") else
+                 f"  episodes begun/source {m('windows_per_src'):.2f}"
+                 if case == "xdp_rl_rate" else ""))
+    exact_miss = sum(1 for case in ("xdp_rl", "xdp_rl_lru") if case in by
+                     for x in by[case].values()
                      if round(x["expect_src"] * a.sources) != x["passed"])
     print(f"x xdp-rl: CPU/frame over xdp-rl's, same round. passed/src: passed per source in one "
           f"run of T s (wall). expected: xdp-rl passes {a.limit} per window (a source's window opens "
@@ -439,9 +480,12 @@ def main():
           f"from its table; xdp-rl rounds where passed != expected: {exact_miss}); nft 'limit rate over {a.limit}/second burst {a.limit} packets' and hashlimit "
           f"'--hashlimit-above {a.limit}/sec --hashlimit-burst {a.limit}' are token buckets: "
           f"{a.limit} at once, then {a.limit}/s, expected = {a.limit} x (1 + T). Same rate, "
-          f"different shape; every source offers far more than either lets through.")
+          f"different shape; every source offers far more than either lets through."
+          + (f" xdp-rl --rate {a.limit}/1s --burst {a.limit} makes the token buckets' promise: "
+             f"expected the same, {a.limit} x (1 + T)." if "xdp_rl_rate" in by else ""))
     print()
-    hot_table(by, a)
+    if hot_cases:
+        hot_table(by, a)
     print(f"(end to end took {elapsed:.0f} s)")
     return 0
 

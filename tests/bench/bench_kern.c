@@ -29,8 +29,9 @@
  * vCPUs' caches were apart at the time. `bench_prog line` measures that
  * line alone, for the end-to-end part.
  *
- * `bench_prog capture` and `bench_prog ban`, parts 5 and 6 of make bench:
- * what a capture (capture_cost) and --ban (ban_cost) cost the datapath.
+ * `bench_prog capture`, `bench_prog ban` and `bench_prog rate`, parts 5, 6
+ * and 7 of make bench: what a capture (capture_cost), --ban (ban_cost) and a
+ * rate against a fixed window (rate_cost) cost the datapath.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -115,11 +116,14 @@ struct sample {
 /* ---- Loading ---------------------------------------------------------------- */
 
 /*
- * The live settings, a limit of @limit per hour, as `xdp-rl set` publishes
- * them; with @ban_ns, --ban for that long (XDP_RL_F_BANS set, as user space
- * sets it while a ban is configured: bench_prog ban).
+ * The live settings with the one layer @lay, as `xdp-rl set` publishes
+ * them, on the clock @flags says (XDP_RL_F_COARSE_CLOCK: the tick clock, as
+ * `xdp-rl load --window 1h` chooses; 0: the precise clock, as a rate takes);
+ * with @ban_ns, --ban for that long (XDP_RL_F_BANS set, as user space sets
+ * it while a ban is configured: bench_prog ban).
  */
-static void rl_publish_ban(struct xdp_rl *s, __u64 limit, __u64 ban_ns)
+static void rl_publish_layer(struct xdp_rl *s, const struct xdp_rl_layer *lay, __u32 flags,
+			     __u64 ban_ns)
 {
 	int fd = bpf_map__fd(s->maps.config);
 	struct xdp_rl_config c;
@@ -129,15 +133,17 @@ static void rl_publish_ban(struct xdp_rl *s, __u64 limit, __u64 ban_ns)
 		die("kern: read xdp-rl config: %s", strerror(errno));
 	spare = !(c.active & 1);
 	memset(&c.slot[spare], 0, sizeof(c.slot[spare]));
-	c.slot[spare].layer[0].limit = limit;
-	c.slot[spare].layer[0].window_ns = WINDOW_NS;
+	c.slot[spare].layer[0] = *lay;
 	c.slot[spare].nlayers = 1;
+	/* A rate's slot is open while its TAT is ahead: live_finish sets this. */
+	if (xdp_rl_is_rate(lay))
+		c.slot[spare].max_window_ns = lay->window_ns;
 	/* What `xdp-rl load --window 1h` chooses: the tick clock, measured once. */
 	c.slot[spare].tick_ns = c.slot[!spare].tick_ns;
 	c.slot[spare].jiffies_base_ns = c.slot[!spare].jiffies_base_ns;
 	if (!c.slot[spare].tick_ns && skel_clock(s, &c.slot[spare]))
 		die("kern: measure the tick clock: %s", strerror(errno));
-	c.slot[spare].flags = XDP_RL_F_COARSE_CLOCK | (ban_ns ? XDP_RL_F_BANS : 0);
+	c.slot[spare].flags = flags | (ban_ns ? XDP_RL_F_BANS : 0);
 	c.slot[spare].ban_ns = ban_ns;
 	c.slot[spare].max_ban_ns = ban_ns;
 	if (bpf_map_update_elem(fd, &zero, &c, 0))
@@ -145,6 +151,14 @@ static void rl_publish_ban(struct xdp_rl *s, __u64 limit, __u64 ban_ns)
 	c.active = spare;
 	if (bpf_map_update_elem(fd, &zero, &c, 0))
 		die("kern: flip xdp-rl config: %s", strerror(errno));
+}
+
+/* A limit of @limit per hour, on the tick clock; with @ban_ns, --ban for that long. */
+static void rl_publish_ban(struct xdp_rl *s, __u64 limit, __u64 ban_ns)
+{
+	struct xdp_rl_layer l = { .limit = limit, .window_ns = WINDOW_NS };
+
+	rl_publish_layer(s, &l, XDP_RL_F_COARSE_CLOCK, ban_ns);
 }
 
 static void rl_publish(struct xdp_rl *s, __u64 limit)
@@ -1941,6 +1955,215 @@ static void ban_cost(struct kenv *e, const struct scen *sc)
 		xdp_rl__destroy(rl[t]);
 }
 
+/* ---- What a rate costs the datapath: bench_prog rate ------------------------------ */
+
+/*
+ * xdp-rl's program, loaded as for the steady rows (IPv4, 1 CPU, N sources
+ * walked in scattered order), a limit of one layer, each source's state
+ * made before timing, in six states, each over bare XDP_DROP and over the
+ * same verdict of a fixed window, all in the same run:
+ *
+ *   window, passing: limit max per 1 h window on the tick clock, as `load
+ *     --window 1h` runs it: the fast path (limit_fast);
+ *   window, passing, precise clock: the same on bpf_ktime_get_ns(), the
+ *     clock a rate needs (user/live.c): what the clock alone costs;
+ *   rate, passing, owes nothing: --rate 1000000000/1s --burst 1000 (1 ns a
+ *     packet): each source's TAT is long past when its packet comes, so
+ *     every packet begins an episode (a new generation, rate.h's R4): a
+ *     source sending below its rate;
+ *   rate, passing, within its burst: --rate 1/4s --burst 4000, each
+ *     source's TAT taken RATE_PRIME costs (40 s) ahead before timing: every
+ *     packet finds the TAT ahead of now and moves it on (one
+ *     compare-and-swap), however long a scenario takes to come back to a
+ *     source: a source sending above its rate, inside its burst;
+ *   window, dropping: limit 1, every window over it (refused on a read);
+ *   rate, dropping: --rate 1/4s --burst 1, each source's TAT taken
+ *     RDROP_PRIME costs (80 s) ahead before timing under a burst that
+ *     allows it, then the burst set to 1 in place (the TATs stay) and each
+ *     source's first refusal made: every packet is refused on a read
+ *     (rate.h's R2, layers_exhausted) for 80 s, longer than a scenario.
+ *
+ * A rate never takes the fast path (limit_fast): its rows are the general
+ * path (charge_in) and the precise clock together. The windows share one
+ * table, each rate its own (a state of one kind is not the other's).
+ */
+#define RATE_PASSES 4  /* passes over the sources at most, to make their states */
+#define RATE_PRIME  10 /* passes that take the rate within its burst's TATs ahead */
+#define RDROP_PRIME 20 /* passes that take the dropping rate's TATs ahead */
+
+enum rate_state { RT_WPASS, RT_WPASS_NS, RT_RPASS_NEW, RT_RPASS_BURST, RT_WDROP, RT_RDROP, RT_MAX };
+
+static const struct {
+	const char *name, *key;
+	int table; /* 0: the windows'; 1..3: a rate's own */
+	int rate;  /* a rate (--rate N/DUR --burst B), else a window of N per DUR */
+	__u64 n, dur_ns, burst;
+	__u32 flags; /* XDP_RL_F_COARSE_CLOCK: the tick clock; 0: the precise clock */
+	int ref;     /* the same verdict of a window, as `load --window 1h` runs it */
+	int pass;    /* every packet timed passes, else every one is dropped over the limit */
+} rate_def[RT_MAX] = {
+	{ "window, passing (fast path)", "window_pass", 0, 0, XDP_RL_LIMIT_MAX, WINDOW_NS, 0,
+	  XDP_RL_F_COARSE_CLOCK, RT_WPASS, 1 },
+	{ "window, passing, precise clock", "window_pass_precise", 0, 0, XDP_RL_LIMIT_MAX,
+	  WINDOW_NS, 0, 0, RT_WPASS, 1 },
+	{ "rate, passing, owes nothing", "rate_pass_new", 1, 1, 1000000000, SEC_NS, 1000, 0,
+	  RT_WPASS, 1 },
+	{ "rate, passing, within burst", "rate_pass_burst", 2, 1, 1, 4 * SEC_NS, 4000, 0, RT_WPASS,
+	  1 },
+	{ "window, dropping", "window_drop", 0, 0, 1, WINDOW_NS, 0, XDP_RL_F_COARSE_CLOCK, RT_WDROP,
+	  0 },
+	{ "rate, dropping", "rate_drop", 3, 1, 1, 4 * SEC_NS, 1, 0, RT_WDROP, 0 },
+};
+
+#define RATE_TABLES 4
+
+/* State @st's limit on @s, a rate's burst @burst instead of its own if not 0. */
+static void rate_publish_burst(struct xdp_rl *s, int st, __u64 burst)
+{
+	struct xdp_rl_layer l = { .limit = rate_def[st].n, .window_ns = rate_def[st].dur_ns };
+
+	if (rate_def[st].rate && xdp_rl_rate_fill(&l, rate_def[st].n, rate_def[st].dur_ns,
+						  burst ? burst : rate_def[st].burst))
+		die("rate: %s: the rate is out of bounds", rate_def[st].name);
+	rl_publish_layer(s, &l, rate_def[st].flags, 0);
+}
+
+static void rate_publish(struct xdp_rl *s, int st)
+{
+	rate_publish_burst(s, st, 0);
+}
+
+static void rate_cost(struct kenv *e, const struct scen *sc)
+{
+	double base[MAX_RUNS], v[RT_MAX][MAX_RUNS], d[MAX_RUNS], x[MAX_RUNS], q[MAX_RUNS];
+	static const int stat[3] = { XDP_RL_STAT_PASSED, XDP_RL_STAT_DROPS_LIMIT,
+				     XDP_RL_STAT_NEW_WINDOWS };
+	__u64 moved[RT_MAX][3] = { { 0 } }, walk[RATE_TABLES + 1] = { 0 };
+	__u64 pkts = (__u64)REPEAT * e->runs, c0, m0[3], dropped_before;
+	struct xdp_rl *rl[RATE_TABLES];
+	int bare = bpf_program__fd(e->bare->progs.bare_drop), fd[RATE_TABLES];
+	char cols[3][64], chk[128];
+	struct spread sq;
+	int r, i, k, st, t, m;
+
+	for (t = 0; t < RATE_TABLES; t++) {
+		rl[t] = rl_load(table_for(sc));
+		fd[t] = bpf_program__fd(rl[t]->progs.xdp_rl);
+	}
+	/*
+	 * Each table's states made, in order: passes over the sources under the
+	 * first state on it (limit max for the windows) until one opens nothing
+	 * new (a source whose slot went to another, a few in a million, opens
+	 * its state again); for the rate that drops, until every source was
+	 * refused once (its episode's first refusal), after its TATs were
+	 * taken ahead under a burst of RDROP_PRIME; the rate within its burst
+	 * after RATE_PRIME passes.
+	 */
+	for (t = 0; t < RATE_TABLES; t++) {
+		for (st = 0; rate_def[st].table != t; st++)
+			;
+		if (st == RT_RDROP || st == RT_RPASS_BURST) {
+			rate_publish_burst(rl[t], st, st == RT_RDROP ? RDROP_PRIME : 0);
+			for (i = 0; i < (st == RT_RDROP ? RDROP_PRIME : RATE_PRIME); i++)
+				ban_run(e, sc, fd[t], &walk[t], sc->nsrc, 0);
+		}
+		rate_publish(rl[t], st);
+		i = 0;
+		do {
+			c0 = rl_stat(rl[t], XDP_RL_STAT_NEW_WINDOWS);
+			dropped_before = rl_stat(rl[t], XDP_RL_STAT_DROPS_LIMIT);
+			ban_run(e, sc, fd[t], &walk[t], sc->nsrc, 0);
+		} while ((rl_stat(rl[t], XDP_RL_STAT_NEW_WINDOWS) != c0 ||
+			  (st == RT_RDROP &&
+			   rl_stat(rl[t], XDP_RL_STAT_DROPS_LIMIT) - dropped_before < sc->nsrc)) &&
+			 ++i < RATE_PASSES);
+	}
+	/* Warm up: each state once, and the floor. */
+	ban_run(e, sc, bare, &walk[RATE_TABLES], REPEAT, 1);
+	for (st = 0; st < RT_MAX; st++) {
+		t = rate_def[st].table;
+		rate_publish(rl[t], st);
+		ban_run(e, sc, fd[t], &walk[t], REPEAT, 1);
+	}
+	for (r = 0; r < e->runs; r++) {
+		/* Bare XDP_DROP, then each state; reversed every other run. */
+		for (i = 0; i <= RT_MAX; i++) {
+			k = r % 2 ? RT_MAX - i : i;
+			if (k == 0) {
+				base[r] = ban_run(e, sc, bare, &walk[RATE_TABLES], REPEAT, 1);
+				continue;
+			}
+			st = k - 1;
+			t = rate_def[st].table;
+			rate_publish(rl[t], st);
+			for (m = 0; m < 3; m++)
+				m0[m] = rl_stat(rl[t], stat[m]);
+			v[st][r] = ban_run(e, sc, fd[t], &walk[t], REPEAT, 1);
+			for (m = 0; m < 3; m++)
+				moved[st][m] += rl_stat(rl[t], stat[m]) - m0[m];
+		}
+	}
+
+	printf("%-24s %-32s %s\n", sc->name, "bare XDP_DROP, ns/pkt",
+	       fmt_spread(cols[0], sizeof(cols[0]), spread_of(base, e->runs), 0, 0));
+	for (st = 0; st < RT_MAX; st++) {
+		int ref = rate_def[st].ref;
+
+		for (r = 0; r < e->runs; r++) {
+			d[r] = v[st][r] - base[r];
+			x[r] = d[r] - (v[ref][r] - base[r]);
+			q[r] = d[r] / (v[ref][r] - base[r]);
+		}
+		fmt_spread(cols[0], sizeof(cols[0]), spread_of(d, e->runs), 1, 0);
+		sq = spread_of(q, e->runs);
+		if (ref == st) {
+			snprintf(cols[1], sizeof(cols[1]), "-");
+			snprintf(cols[2], sizeof(cols[2]), "-");
+		} else {
+			fmt_spread(cols[1], sizeof(cols[1]), spread_of(x, e->runs), 1, 0);
+			snprintf(cols[2], sizeof(cols[2]), "%.2fx [%.2f..%.2f]", sq.med, sq.lo,
+				 sq.hi);
+		}
+		/* (!): not every packet timed had the state's verdict. */
+		snprintf(chk, sizeof(chk), "passed %.1f%%, dropped %.1f%%, opened %.1f%%%s",
+			 100.0 * moved[st][0] / pkts, 100.0 * moved[st][1] / pkts,
+			 100.0 * moved[st][2] / pkts,
+			 moved[st][rate_def[st].pass ? 0 : 1] == pkts ? "" : " (!)");
+		printf("%-24s %-32s %-22s %-22s %-22s %s\n", "", rate_def[st].name, cols[0],
+		       cols[1], cols[2], chk);
+		if (!e->json)
+			continue;
+		json_begin(e, "kern_rate", sc->name);
+		fprintf(e->json,
+			", \"state\": \"%s\", \"sources\": %u, \"table\": %u, \"rate\": %d, "
+			"\"n\": %llu, \"dur_ns\": %llu, \"burst\": %llu, \"precise_clock\": %d, "
+			"\"repeat\": %u, \"runs\": %d, \"packets\": %llu, \"passed\": %llu, "
+			"\"dropped\": %llu, \"opened\": %llu, ",
+			rate_def[st].key, sc->nsrc, table_for(sc), rate_def[st].rate,
+			(unsigned long long)rate_def[st].n, (unsigned long long)rate_def[st].dur_ns,
+			(unsigned long long)rate_def[st].burst, !rate_def[st].flags, REPEAT,
+			e->runs, (unsigned long long)pkts, (unsigned long long)moved[st][0],
+			(unsigned long long)moved[st][1], (unsigned long long)moved[st][2]);
+		json_spread(e, "bare_drop_ns", spread_of(base, e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "ns", spread_of(v[st], e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "over_drop_ns", spread_of(d, e->runs));
+		if (ref != st) {
+			fprintf(e->json, ", \"compared_to\": \"%s\", ", rate_def[ref].key);
+			json_spread(e, "over_window_ns", spread_of(x, e->runs));
+			fprintf(e->json, ", ");
+			json_spread(e, "over_window_ratio", sq);
+		}
+		json_runs(e, "raw_ns", v[st], e->runs);
+		json_runs(e, "raw_bare_ns", base, e->runs);
+		fprintf(e->json, "}");
+	}
+	fflush(stdout);
+	for (t = 0; t < RATE_TABLES; t++)
+		xdp_rl__destroy(rl[t]);
+}
+
 /*
  * bench_prog line: what a cache line both CPUs write costs each of them
  * now (bare_atomic against bare_drop, on 2 CPUs at once against 1), for the
@@ -2192,6 +2415,87 @@ int cmd_ban(int argc, char **argv)
 	       "x no --ban (d)", "checks");
 	for (i = 0; i < n; i++)
 		ban_cost(&e, &ban_sc[i]);
+	if (e.json) {
+		fprintf(e.json, "\n]\n");
+		fclose(e.json);
+	}
+	bench_wrap__destroy(e.wrap);
+	bench_bare__destroy(e.bare);
+	return 0;
+}
+
+/*
+ * bench_prog rate [--quick] [--runs N] [--json FILE]: what a rate costs the
+ * datapath against a fixed window (rate_cost), with 1 000, 100 000 and
+ * 1 000 000 sources (--quick: 1 000): make bench's part 7.
+ */
+int cmd_rate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct scen rate_sc[] = {
+		{ "IPv4 1 000, 1 CPU", 0, 1000, 1, 0, 0 },
+		{ "IPv4 100 000, 1 CPU", 0, 100000, 1, 0, 0 },
+		{ "IPv4 1 000 000, 1 CPU", 0, 1000000, 1, 0, 0 },
+	};
+	static const __u8 mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
+	struct kenv e = { .runs = 11, .json_first = 1 };
+	size_t i, n = sizeof(rate_sc) / sizeof(rate_sc[0]);
+	const char *json = NULL;
+	__u64 runs;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'r':
+			if (parse_u64(optarg, &runs) || runs < 1 || runs > MAX_RUNS)
+				die("rate: --runs must be 1..%d", MAX_RUNS);
+			e.runs = runs;
+			break;
+		case 'j': json = optarg; break;
+		case 'q': n = 1; break;
+		default: return 2;
+		}
+	}
+	if (json) {
+		e.json = fopen(json, "w");
+		if (!e.json)
+			die("rate: cannot write '%s': %s", json, strerror(errno));
+		fprintf(e.json, "[\n");
+	}
+	frame_build(&e.f4, 0, mac_b, mac_a, "198.18.0.0", "198.18.0.2");
+	e.bare = bench_bare__open_and_load();
+	e.wrap = bench_wrap__open_and_load();
+	if (!e.bare || !e.wrap)
+		die("rate: cannot load the bench programs: %s (run as root)", strerror(errno));
+	printf("IPv4, 1 CPU, N sources walked in scattered order, each with its state made before "
+	       "timing; xdp-rl's bucket table (%u sources, %u above that), one layer. States: a "
+	       "window of limit max (passing) or 1 (dropping) per 1 h on the tick clock, as 'load "
+	       "--window 1h' runs it (passing: the fast path), and passing on the precise clock "
+	       "(bpf_ktime_get_ns, the clock a rate needs: that row is the clock alone); a rate "
+	       "(the general path and the precise clock, always): '--rate 1000000000/1s --burst "
+	       "1000' (1 ns a packet: each packet finds its source owing nothing and begins an "
+	       "episode, a source below its rate), '--rate 1/4s --burst 4000' (each source's TAT "
+	       "taken %d costs ahead before timing: each packet moves a TAT that is ahead, a "
+	       "source above its rate, within its burst), '--rate 1/4s "
+	       "--burst 1' (dropping: each source's TAT taken %d costs ahead under a larger "
+	       "burst, then its first refusal made, before timing: every packet refused on a "
+	       "read).\n"
+	       "Test runs of %u packets; %d runs, order reversed every other run; median [range] "
+	       "after trimming the lowest and highest fifth. (d): ns/pkt over bare XDP_DROP, "
+	       "same run; over window: (d) minus the window's (d) of the same verdict (passing: "
+	       "the fast path's), same run; x window: (d) over that (d), same run. checks: of the "
+	       "packets timed, the share the verdict's counter moved by, and the share that "
+	       "opened a window or began an episode.\n\n",
+	       DEFAULT_TABLE, BIG_TABLE, RATE_PRIME, RDROP_PRIME, REPEAT, e.runs);
+	printf("%-24s %-32s %-22s %-22s %-22s %s\n", "sources", "state", "(d)", "over window (d)",
+	       "x window (d)", "checks");
+	for (i = 0; i < n; i++)
+		rate_cost(&e, &rate_sc[i]);
 	if (e.json) {
 		fprintf(e.json, "\n]\n");
 		fclose(e.json);

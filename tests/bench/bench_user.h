@@ -40,5 +40,6 @@ int cmd_mem(int argc, char **argv);
 int cmd_line(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_ban(int argc, char **argv);
+int cmd_rate(int argc, char **argv);
 
 #endif
