@@ -136,6 +136,8 @@ def test_rate_passes_the_burst_and_get_top_say_so(bed):
     assert bed.counts()[A] == 20, bed.counts()
 
 
+# On every kernel of the matrix (a byte rate of 16/1m: no timing to miss under TCG).
+@pytest.mark.kernels
 def test_set_burst_live_keeps_what_sources_owe(bed):
     bed.nft_counters(rules(A))
     bed.load(*SLOW, "--burst", frames(3))
