@@ -414,4 +414,6 @@ def test_bpftool_names_counters(bed):
     out = rlbed.run_ok(["bpftool", "-j", "map", "dump", "pinned", f"{folder}/config"]).stdout
     cfg = json.loads(out)[0]["formatted"]["value"]
     assert cfg["fixed"]["max_sources"] == 1024
-    assert cfg["slot"][cfg["active"]]["layer"][0] == {"limit": 4, "window_ns": 3600 * 10**9}
+    # A window's layer: no burst, so none of a rate's fields (bpf/rate.h).
+    assert cfg["slot"][cfg["active"]]["layer"][0] == {
+        "limit": 4, "window_ns": 3600 * 10**9, "burst": 0, "per_fp": 0, "tau_ns": 0}
