@@ -128,6 +128,7 @@ const char *parse_layer(const char *s, struct xdp_rl_layer *l)
 	static char why[160];
 	char num[32];
 	const char *slash = s ? strchr(s, '/') : NULL, *e;
+	__u64 limit, window_ns;
 
 	if (!slash)
 		return "needs the form N/DUR, e.g. 100/1s";
@@ -135,16 +136,18 @@ const char *parse_layer(const char *s, struct xdp_rl_layer *l)
 		return "limit too large";
 	memcpy(num, s, slash - s);
 	num[slash - s] = '\0';
-	e = parse_u64(num, 1, XDP_RL_LIMIT_MAX, &l->limit);
+	e = parse_u64(num, 1, XDP_RL_LIMIT_MAX, &limit);
 	if (e) {
 		snprintf(why, sizeof(why), "limit '%s': %s", num, e);
 		return why;
 	}
-	e = parse_duration(slash + 1, WINDOW_MIN_NS, WINDOW_MAX_NS, &l->window_ns);
+	e = parse_duration(slash + 1, WINDOW_MIN_NS, WINDOW_MAX_NS, &window_ns);
 	if (e) {
 		snprintf(why, sizeof(why), "window '%s': %s", slash + 1, e);
 		return why;
 	}
+	/* A window, whole: none of a rate's fields (include/xdp_rl.h). */
+	*l = (struct xdp_rl_layer){ .limit = limit, .window_ns = window_ns };
 	return NULL;
 }
 
