@@ -639,7 +639,7 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
  * global function takes the context, not a pointer into the packet), and
  * reads the clock itself.
  */
-#define ADMIN_OP(name, table, call)                                 \
+#define ADMIN_OP(name, table, wide4, call)                          \
 	__noinline int name(struct xdp_md *ctx)                     \
 	{                                                           \
 		struct xdp_rl_admin *rq = (void *)(long)ctx->data;  \
@@ -648,7 +648,7 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
 		struct xdp_rl_stats *st;                            \
 		__u32 zero = 0;                                     \
                                                                     \
-		if (!ADMIN_FOR(table))                              \
+		if (!ADMIN_FOR(table) || WIDE(0) != (wide4))        \
 			return -1;                                  \
 		if ((void *)(rq + 1) > (void *)(long)ctx->data_end) \
 			return -1;                                  \
@@ -669,30 +669,36 @@ static __always_inline int admin_remote(struct xdp_rl_admin *rq, void *map, cons
 #define ADMIN_FOR_ANY	  1
 #define ADMIN_FOR_BUCKETS (!table_lru())
 #define ADMIN_FOR_LRU	  table_lru()
-/* The four tables' versions of a request kind's work. */
-#define ADMIN_OPS(kind, table, ...)                                             \
-	ADMIN_OP(kind##_src4, table, kind(rq, &src4, T_SRC4, 0, ##__VA_ARGS__)) \
-	ADMIN_OP(kind##_src6, table, kind(rq, &src6, T_SRC6, 1, ##__VA_ARGS__)) \
-	ADMIN_OP(kind##_agg4, table, kind(rq, &agg4, T_AGG4, 0, ##__VA_ARGS__)) \
-	ADMIN_OP(kind##_agg6, table, kind(rq, &agg6, T_AGG6, 1, ##__VA_ARGS__))
+/*
+ * The four tables' versions of a request kind's work, the IPv4 tables' in
+ * each layout (WIDE), each with its layout a constant: one function for
+ * both would hold both's stack.
+ */
+#define ADMIN_OPS(kind, table, ...)                                                      \
+	ADMIN_OP(kind##_src4, table, 0, kind(rq, &src4, T_SRC4, 0, ##__VA_ARGS__))       \
+	ADMIN_OP(kind##_src4w, table, 1, kind(rq, &src4, T_SRC4, 1, ##__VA_ARGS__))      \
+	ADMIN_OP(kind##_src6, table, WIDE(0), kind(rq, &src6, T_SRC6, 1, ##__VA_ARGS__)) \
+	ADMIN_OP(kind##_agg4, table, 0, kind(rq, &agg4, T_AGG4, 0, ##__VA_ARGS__))       \
+	ADMIN_OP(kind##_agg4w, table, 1, kind(rq, &agg4, T_AGG4, 1, ##__VA_ARGS__))      \
+	ADMIN_OP(kind##_agg6, table, WIDE(0), kind(rq, &agg6, T_AGG6, 1, ##__VA_ARGS__))
 ADMIN_OPS(admin_slot, BUCKETS, &clk, st)
 ADMIN_OPS(admin_key, BUCKETS, &clk, st)
 ADMIN_OPS(admin_bucket, BUCKETS)
 ADMIN_OPS(admin_remote, BUCKETS)
 ADMIN_OPS(admin_lru_key, LRU, &clk, st)
 ADMIN_OPS(admin_lru_close, LRU)
-ADMIN_OP(admin_shared_op, ANY, admin_shared(rq, &clk, st))
+ADMIN_OP(admin_shared_op, ANY, WIDE(0), admin_shared(rq, &clk, st))
 #undef ADMIN_OPS
 #undef ADMIN_OP
 
 /* One request kind's work on the request's table: r, or -1 for a table it does not take. */
-#define ADMIN_ON_TABLE(kind, r)                   \
-	switch (rq->table) {                      \
-	case T_SRC4: r = kind##_src4(ctx); break; \
-	case T_SRC6: r = kind##_src6(ctx); break; \
-	case T_AGG4: r = kind##_agg4(ctx); break; \
-	case T_AGG6: r = kind##_agg6(ctx); break; \
-	default: r = -1;                          \
+#define ADMIN_ON_TABLE(kind, r)                                                 \
+	switch (rq->table) {                                                    \
+	case T_SRC4: r = WIDE(0) ? kind##_src4w(ctx) : kind##_src4(ctx); break; \
+	case T_SRC6: r = kind##_src6(ctx); break;                               \
+	case T_AGG4: r = WIDE(0) ? kind##_agg4w(ctx) : kind##_agg4(ctx); break; \
+	case T_AGG6: r = kind##_agg6(ctx); break;                               \
+	default: r = -1;                                                        \
 	}
 
 SEC("xdp")

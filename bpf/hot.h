@@ -126,18 +126,18 @@ __noinline int hot_flush(__u64 id, __u64 n, __u32 e)
 			cur = xdp_rl_gen_of_count(READ_ONCE(sh[layer & 3].count_gen));
 	} else if (cfg_table == XDP_RL_TABLE_LRU) {
 		switch (t) {
-		case T_SRC4: word = hot_lru_word(&src4, 0, e, layer, &cur); break;
+		case T_SRC4: word = hot_lru_word(&src4, WIDE(0), e, layer, &cur); break;
 		case T_SRC6: word = hot_lru_word(&src6, 1, e, layer, &cur); break;
-		case T_AGG4: word = hot_lru_word(&agg4, 0, e, layer, &cur); break;
+		case T_AGG4: word = hot_lru_word(&agg4, WIDE(0), e, layer, &cur); break;
 		case T_AGG6: word = hot_lru_word(&agg6, 1, e, layer, &cur); break;
 		}
 	} else {
 		k = drops_index(t, index, layer, cfg_layers);
 		word = bpf_map_lookup_elem(&drops, &k);
 		switch (t) {
-		case T_SRC4: hot_slot_gen(&src4, 0, index, layer, &cur); break;
+		case T_SRC4: hot_slot_gen(&src4, WIDE(0), index, layer, &cur); break;
 		case T_SRC6: hot_slot_gen(&src6, 1, index, layer, &cur); break;
-		case T_AGG4: hot_slot_gen(&agg4, 0, index, layer, &cur); break;
+		case T_AGG4: hot_slot_gen(&agg4, WIDE(0), index, layer, &cur); break;
 		case T_AGG6: hot_slot_gen(&agg6, 1, index, layer, &cur); break;
 		}
 	}

@@ -27,6 +27,17 @@ const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
 const volatile __u32 cfg_hot_mask = XDP_RL_HOT_ENTRIES_MIN - 1;
 /* What keeps the sources' windows: enum xdp_rl_table_kind (--table; table.h). */
 const volatile __u32 cfg_table = XDP_RL_TABLE_BUCKETS;
+/* What a key is made of: enum xdp_rl_key_kind (--key). */
+const volatile __u32 cfg_key = XDP_RL_KEY_SRC;
+
+/*
+ * The layout of the tables of family @v6 (IPv6: 1): whether they keep
+ * 16-byte keys (xdp_rl_wide), a constant the verifier knows. What the
+ * table code (table.h, buckets.h, lru.h, hot.h, admin.h) calls `v6` is
+ * this layout, not the family: an IPv4 key with a port is laid out as an
+ * IPv6 one.
+ */
+#define WIDE(v6) xdp_rl_wide(v6, cfg_key)
 /*
  * Run by libxdp's dispatcher beside other XDP programs (--attach shared):
  * the program counts packets only while the handover map holds cfg_gen,

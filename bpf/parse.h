@@ -77,9 +77,10 @@ static __always_inline int parse_eth(struct cursor *c, __be16 *proto)
  *
  * Malformed: fewer than 20 bytes, version != 4, ihl < 5, an ihl that runs
  * past the frame, or a total length shorter than the header. On success
- * *saddr is the source address (network byte order).
+ * *addr is the source address, or if @dst the destination's (network byte
+ * order).
  */
-static __always_inline int parse_ipv4(struct cursor *c, __be32 *saddr)
+static __always_inline int parse_ipv4(struct cursor *c, __be32 *addr, int dst)
 {
 	struct iphdr *ip = c->pos;
 	__u32 hlen;
@@ -93,7 +94,7 @@ static __always_inline int parse_ipv4(struct cursor *c, __be32 *saddr)
 		return -1;
 	if (bpf_ntohs(ip->tot_len) < hlen)
 		return -1;
-	*saddr = ip->saddr;
+	*addr = dst ? ip->daddr : ip->saddr;
 	return 0;
 }
 
@@ -101,10 +102,10 @@ static __always_inline int parse_ipv4(struct cursor *c, __be32 *saddr)
  * parse_ipv6 - validate the fixed IPv6 header at the cursor.
  *
  * Malformed: fewer than 40 bytes or version != 6. Extension headers do not
- * matter: the key is the source address. On success *saddr points into the
- * packet at the source address (network byte order).
+ * matter to the address: on success *addr points into the packet at the
+ * source address, or if @dst the destination's (network byte order).
  */
-static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **saddr)
+static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **addr, int dst)
 {
 	struct ipv6hdr *ip6 = c->pos;
 
@@ -112,7 +113,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **saddr)
 		return -1;
 	if (ip6->version != 6)
 		return -1;
-	*saddr = &ip6->saddr;
+	*addr = dst ? &ip6->daddr : &ip6->saddr;
 	return 0;
 }
 

@@ -41,10 +41,18 @@
  * Give @key a slot in table @t, unless it has one. Returns where (the slot
  * index with its insert flags, pos.h), or -1. Global, defined in
  * xdp_rl.bpf.c, so that the verifier checks it once, not once for every
- * path that reaches an insert.
+ * path that reaches an insert; one per layout of the IPv4 tables (WIDE).
  */
-__noinline long table_insert(__u32 t, const struct table_key *key, const struct table_pos *pos,
-			     const struct xdp_rl_stats *st);
+__noinline long table_insert_narrow(__u32 t, const struct table_key *key,
+				    const struct table_pos *pos, const struct xdp_rl_stats *st);
+__noinline long table_insert_wide(__u32 t, const struct table_key *key, const struct table_pos *pos,
+				  const struct xdp_rl_stats *st);
+
+static __always_inline long table_insert(__u32 t, const struct table_key *key,
+					 const struct table_pos *pos, const struct xdp_rl_stats *st)
+{
+	return WIDE(0) ? table_insert_wide(t, key, pos, st) : table_insert_narrow(t, key, pos, st);
+}
 
 static __always_inline int table_lru(void)
 {

@@ -45,13 +45,15 @@ enum verdict {
 };
 
 /*
- * A packet's source: the address as in the packet (IPv6 copied, so that a
- * global function can take it) and its key (masked).
+ * A packet's address: its source's, or with --key dst its destination's,
+ * as in the packet (IPv6 copied, so that a global function can take it):
+ * what rules, lists and --link-local match; and its key (key_make: the
+ * address masked, and the port).
  */
 struct packet {
 	__u32 a[4]; /* a[0] for IPv4 */
 	struct table_key key;
-	struct l4 l4; /* read only when a selector is set (XDP_RL_F_SELECT) */
+	struct l4 l4; /* read only when a selector is set (XDP_RL_F_SELECT) or keys hold a port */
 };
 
 /*
@@ -84,9 +86,15 @@ static __always_inline void *table_map(const int t)
 			     (void *)&agg6;
 }
 
-/* table.h: table_insert. */
-__noinline long table_insert(__u32 t, const struct table_key *key, const struct table_pos *pos,
-			     const struct xdp_rl_stats *st)
+/*
+ * table.h: table_insert, for tables of layout @wide (WIDE: a constant),
+ * IPv4's and IPv6's alike; the IPv4 tables of the layout not loaded are
+ * not taken (the verifier prunes them: their maps' values have the other
+ * size).
+ */
+static __always_inline long table_insert_in(__u32 t, const struct table_key *key,
+					    const struct table_pos *pos,
+					    const struct xdp_rl_stats *st, const int wide)
 {
 	const struct xdp_rl_live *live;
 	struct xdp_rl_config *cfg;
@@ -97,11 +105,13 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 
 	if (!key || !pos || !st)
 		return -1;
+	if ((t == T_SRC4 || t == T_AGG4) && WIDE(0) != wide)
+		return -1;
 	if (table_lru()) {
 		switch (t) {
-		case T_SRC4: return lru_insert(&src4, 0, T_SRC4, pos, 0);
+		case T_SRC4: return lru_insert(&src4, wide, T_SRC4, pos, 0);
 		case T_SRC6: return lru_insert(&src6, 1, T_SRC6, pos, 0);
-		case T_AGG4: return lru_insert(&agg4, 0, T_AGG4, pos, 0);
+		case T_AGG4: return lru_insert(&agg4, wide, T_AGG4, pos, 0);
 		case T_AGG6: return lru_insert(&agg6, 1, T_AGG6, pos, 0);
 		}
 		return -1;
@@ -123,9 +133,9 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 		return -1;                    \
 	at = pair_insert(bk1, bk2, lk, v6, key, pos, live, st->c[XDP_RL_STAT_INSERTS])
 	switch (t) {
-	case T_SRC4: PAIR_INSERT(src4, 0); break;
+	case T_SRC4: PAIR_INSERT(src4, wide); break;
 	case T_SRC6: PAIR_INSERT(src6, 1); break;
-	case T_AGG4: PAIR_INSERT(agg4, 0); break;
+	case T_AGG4: PAIR_INSERT(agg4, wide); break;
 	case T_AGG6: PAIR_INSERT(agg6, 1); break;
 	default: return -1;
 	}
@@ -134,6 +144,23 @@ __noinline long table_insert(__u32 t, const struct table_key *key, const struct 
 		return -1;
 	return (long)(at_index(at) < XDP_RL_BUCKET_SLOTS ? b1 : b2) * XDP_RL_BUCKET_SLOTS +
 	       at_index(at) % XDP_RL_BUCKET_SLOTS + at_flags(at);
+}
+
+/*
+ * Compiled once per IPv4 layout, each with its layout a constant: one
+ * function holding both would keep both's stack (the chain down to here
+ * holds 512 bytes: scripts/check-stack.py).
+ */
+__noinline long table_insert_narrow(__u32 t, const struct table_key *key,
+				    const struct table_pos *pos, const struct xdp_rl_stats *st)
+{
+	return table_insert_in(t, key, pos, st, 0);
+}
+
+__noinline long table_insert_wide(__u32 t, const struct table_key *key, const struct table_pos *pos,
+				  const struct xdp_rl_stats *st)
+{
+	return table_insert_in(t, key, pos, st, 1);
 }
 
 /*
@@ -155,6 +182,12 @@ static __always_inline long table_add(const int t, const struct table_key *key,
 			st->c[XDP_RL_STAT_EVICTIONS]++;
 	}
 	return at;
+}
+
+/* A key's port word (include/xdp_rl.h): the destination port, 0 if it could not be read. */
+static __always_inline __u32 key_port(const struct l4 *l)
+{
+	return l->known & L4_PORT ? bpf_htonl(l->dport) : 0;
 }
 
 /* new_source_take: refused, or admitted without a charge to take back. */
@@ -217,6 +250,7 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4, ta = v6 ? T_AGG6 : T_AGG4;
 	__u64 gen = NEW_FREE;
+	__u32 port;
 	long at;
 
 	if (live->new_sources.limit)
@@ -238,7 +272,7 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		 */
 	}
 	/* Unless another CPU has just given the source a slot. */
-	at = table_find(table_map(ts), v6, &p->key, pos);
+	at = table_find(table_map(ts), WIDE(v6), &p->key, pos);
 	if (at >= 0)
 		return at;
 	if (gen == NEW_REFUSED)
@@ -252,13 +286,15 @@ static __always_inline long source_new(const struct packet *p, const int v6, __u
 		return -1;
 	}
 	st->c[XDP_RL_STAT_AGGREGATED]++;
+	/* The key's address cut to its /24 or /48, and its port (wide keys, include/xdp_rl.h). */
+	port = xdp_rl_key_port(cfg_key) ? key_port(&p->l4) : 0;
 	k->k[0] = v6 ? p->a[0] : p->a[0] & bpf_htonl(0xffffff00);
-	k->k[1] = v6 ? p->a[1] & bpf_htonl(0xffff0000) : 0;
+	k->k[1] = v6 ? p->a[1] & bpf_htonl(0xffff0000) : port;
 	k->k[2] = 0;
-	k->k[3] = 0;
-	table_pos(pos, k, v6, lsid, ta);
+	k->k[3] = v6 ? port : 0;
+	table_pos(pos, k, WIDE(v6), lsid, ta);
 	*agg = 1;
-	at = table_find(table_map(ta), v6, k, pos);
+	at = table_find(table_map(ta), WIDE(v6), k, pos);
 	return at >= 0 ? at : table_add(ta, k, pos, st);
 }
 
@@ -447,9 +483,9 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	v6 = is_v6;                                          \
 	break
 	switch (fam == 6 ? r->t | 1 : fam == 4 ? r->t & ~1U : r->t) {
-	case T_SRC4: TABLE_STATES(src4, 0);
+	case T_SRC4: TABLE_STATES(src4, WIDE(0));
 	case T_SRC6: TABLE_STATES(src6, 1);
-	case T_AGG4: TABLE_STATES(agg4, 0);
+	case T_AGG4: TABLE_STATES(agg4, WIDE(0));
 	case T_AGG6: TABLE_STATES(agg6, 1);
 	case T_SHARED:
 		id = r->at;
@@ -608,15 +644,15 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 
 	req->pos.now = req->clk.now;
 	req->pos.pad = 0;
-	table_pos(&req->pos, &p->key, v6, lsid, ts);
+	table_pos(&req->pos, &p->key, WIDE(v6), lsid, ts);
 	req->t = ts;
 	if (table_lru() && !fresh_source) {
 		/* The kernel finds the element: charge() looks it up once. */
 		req->at = 0;
-		entry_fresh(&req->pos, v6, ts, req->fresh);
+		entry_fresh(&req->pos, WIDE(v6), ts, req->fresh);
 		return V_CHARGE;
 	}
-	at = table_lru() ? -1 : table_find(table_map(ts), v6, &p->key, &req->pos);
+	at = table_lru() ? -1 : table_find(table_map(ts), WIDE(v6), &p->key, &req->pos);
 	if (at < 0) {
 		at = source_new(p, v6, lsid, live, &req->clk, &req->pos, &req->agg, st, &verdict,
 				&agg);
@@ -625,7 +661,7 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	}
 	req->t = agg ? ta : ts;
 	req->at = at;
-	entry_fresh(&req->pos, v6, req->t, req->fresh);
+	entry_fresh(&req->pos, WIDE(v6), req->t, req->fresh);
 	return V_CHARGE;
 }
 
@@ -696,13 +732,13 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	    (live->flags &
 	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
 		return V_SLOW;
-	buckets_pos(&pos, &p->key, v6, live->lsid, cfg_buckets[ts], cfg_seed);
-	s = bucket_find(table_map(ts), pos.b1, v6, &p->key, pos.tag, &index);
+	buckets_pos(&pos, &p->key, WIDE(v6), live->lsid, cfg_buckets[ts], cfg_seed);
+	s = bucket_find(table_map(ts), pos.b1, WIDE(v6), &p->key, pos.tag, &index);
 	if (!s)
-		s = bucket_find(table_map(ts), pos.b2, v6, &p->key, pos.tag, &index);
+		s = bucket_find(table_map(ts), pos.b2, WIDE(v6), &p->key, pos.tag, &index);
 	if (!s)
 		return V_SLOW;
-	w = slot_states(s, v6);
+	w = slot_states(s, WIDE(v6));
 	jiffies = clock_ticks();
 	now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
 	e = READ_ONCE(w->start_gen);
@@ -734,6 +770,29 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 }
 
 /*
+ * The packet's key (--key, include/xdp_rl.h): its address (p->a: the
+ * source's, or with --key dst the destination's) masked to its prefix, and
+ * in wide keys the destination port. A link-local address keyed whole
+ * (@whole) keeps all of it: an IPv6 one then has no room for a port, and
+ * its ports share one budget (never more than a budget each).
+ */
+static __always_inline void key_make(struct packet *p, const int v6, int whole)
+{
+	__u32 *k = p->key.k, port = xdp_rl_key_port(cfg_key) ? key_port(&p->l4) : 0;
+	const __u32 *a = p->a;
+
+	if (!v6) {
+		k[0] = whole ? a[0] : a[0] & cfg_v4_mask;
+		k[1] = port;
+		return;
+	}
+	k[0] = whole ? a[0] : a[0] & cfg_v6_mask[0];
+	k[1] = whole ? a[1] : a[1] & cfg_v6_mask[1];
+	k[2] = whole ? a[2] : a[2] & cfg_v6_mask[2];
+	k[3] = whole ? a[3] : (a[3] & cfg_v6_mask[3]) | port;
+}
+
+/*
  * Before the limits: what the selectors look at (read only when one is
  * set), link-local sources (--link-local: each keyed by its whole address,
  * or exempt), and whether the global limits select the packet when no rule
@@ -745,7 +804,7 @@ static __always_inline int classify(struct packet *p, const int v6, const struct
 {
 	int ll;
 
-	if (live->flags & XDP_RL_F_SELECT) {
+	if ((live->flags & XDP_RL_F_SELECT) || xdp_rl_key_port(cfg_key)) {
 		if (v6)
 			parse_l4_v6(c, &p->l4);
 		else
@@ -755,8 +814,7 @@ static __always_inline int classify(struct packet *p, const int v6, const struct
 		  (p->a[0] & bpf_htonl(0xffff0000)) == bpf_htonl(0xa9fe0000);
 	if (ll && live->link_local == XDP_RL_LL_EXEMPT)
 		return V_UNSELECTED;
-	if (ll && live->link_local == XDP_RL_LL_ADDRESS)
-		__builtin_memcpy(p->key.k, p->a, sizeof(p->key.k));
+	key_make(p, v6, ll && live->link_local == XDP_RL_LL_ADDRESS);
 	/* A listed source is judged by its list whatever the selectors: no shortcut then. */
 	if ((live->flags & XDP_RL_F_SELECT) && !(v6 ? live->nrules6 : live->nrules4) &&
 	    !(live->flags & (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4)) &&
@@ -950,10 +1008,9 @@ int xdp_rl(struct xdp_md *ctx)
 	if (parse_eth(&c, &proto) < 0) {
 		v = V_MALFORMED;
 	} else if (proto == bpf_htons(ETH_P_IP)) {
-		if (parse_ipv4(&c, (__be32 *)&p.a[0]) < 0) {
+		if (parse_ipv4(&c, (__be32 *)&p.a[0], xdp_rl_key_dst(cfg_key)) < 0) {
 			v = V_MALFORMED;
 		} else {
-			p.key.k[0] = p.a[0] & cfg_v4_mask;
 			v = classify(&p, 0, live, &c);
 			if (v == V_SLOW)
 				v = limit_fast(&p, 0, live, inc);
@@ -961,14 +1018,10 @@ int xdp_rl(struct xdp_md *ctx)
 				v = limit_slow(&p, 0, inc, &rule, st);
 		}
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		if (parse_ipv6(&c, &a6) < 0) {
+		if (parse_ipv6(&c, &a6, xdp_rl_key_dst(cfg_key)) < 0) {
 			v = V_MALFORMED;
 		} else {
 			__builtin_memcpy(p.a, a6, sizeof(p.a));
-			p.key.k[0] = p.a[0] & cfg_v6_mask[0];
-			p.key.k[1] = p.a[1] & cfg_v6_mask[1];
-			p.key.k[2] = p.a[2] & cfg_v6_mask[2];
-			p.key.k[3] = p.a[3] & cfg_v6_mask[3];
 			v = classify(&p, 1, live, &c);
 			if (v == V_SLOW)
 				v = limit_fast(&p, 1, live, inc);

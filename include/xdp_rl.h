@@ -201,6 +201,48 @@ struct xdp_rl_key6 {
 	__u32 addr[4]; /* network byte order */
 };
 
+/*
+ * What a key is made of (load --key): the packet's source or destination
+ * address, masked to --v4-prefix or --v6-prefix, and with it the
+ * destination port or not. Fixed at load: it decides the tables' layout.
+ *
+ * A key with a port is *wide* in both families: an IPv4 table then keeps
+ * its keys as IPv6 tables do, 16 bytes after each slot's header (the tag
+ * holds half the key's hash), as { address, port, 0, 0 }; an IPv6 key
+ * holds the port in its last 16 bits, which a prefix of at most
+ * XDP_RL_KEY6_PORT_PREFIX leaves free. The port is in network byte order
+ * there; 0 where it cannot be read (not TCP or UDP, a later fragment, a
+ * header cut short), so that such packets of one address share one budget
+ * rather than slip past any.
+ */
+enum xdp_rl_key_kind {
+	XDP_RL_KEY_SRC,
+	XDP_RL_KEY_DST,
+	XDP_RL_KEY_SRC_DPORT,
+	XDP_RL_KEY_DST_DPORT,
+	XDP_RL_KEY_KINDS,
+};
+
+#define XDP_RL_KEY6_PORT_PREFIX 112
+
+/* Whether keys of @kind are the destination's address. */
+static inline int xdp_rl_key_dst(__u32 kind)
+{
+	return kind & 1;
+}
+
+/* Whether keys of @kind hold the destination port. */
+static inline int xdp_rl_key_port(__u32 kind)
+{
+	return (kind & 2) != 0;
+}
+
+/* Whether a table of family @v6 keeps 16-byte keys (IPv6, or any with a port). */
+static inline int xdp_rl_wide(int v6, __u32 kind)
+{
+	return v6 || xdp_rl_key_port(kind);
+}
+
 /* ---- Source tables --------------------------------------------------------- */
 
 /*
@@ -942,6 +984,8 @@ struct xdp_rl_fixed {
 	 * hands over in one map update.
 	 */
 	__u64 gen;
+	__u32 key; /* enum xdp_rl_key_kind: --key */
+	__u32 pad;
 };
 
 /* How the program runs on its interface (--attach; user/lib/dispatch.h). */

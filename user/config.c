@@ -604,5 +604,5 @@ int config_same_tables(const struct config *a, const struct config *b)
 
 	return x->bytes == y->bytes && x->v4_prefix == y->v4_prefix &&
 	       x->v6_prefix == y->v6_prefix && x->max_sources == y->max_sources &&
-	       x->max_layers == y->max_layers && x->table == y->table;
+	       x->max_layers == y->max_layers && x->table == y->table && x->key == y->key;
 }

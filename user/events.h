@@ -42,9 +42,11 @@ const char *events_kind_name(__u32 kind);
 
 /*
  * The key of @ev as a prefix ("198.18.0.5/32", "198.18.0.0/24"), under
- * @l's --v4-prefix and --v6-prefix; "" for a record without one.
+ * @l's --v4-prefix and --v6-prefix; "" for a record without one. Returns
+ * whether the key holds a port (--key ...,dport), that port in *port.
  */
-void events_key(const struct limiter *l, const struct xdp_rl_event *ev, char *buf, size_t len);
+int events_key(const struct limiter *l, const struct xdp_rl_event *ev, char *buf, size_t len,
+	       unsigned int *port);
 
 /*
  * Send @text to syslog as the daemon facility's notice, ident xdp-rl (to

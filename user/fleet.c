@@ -163,6 +163,13 @@ void fleet_who(const struct fleet *f, __u32 t, const __u32 k[4], char *buf, size
 	unsigned int prefix;
 	int ll;
 
+	int port = xdp_rl_key_port(f->key);
+	const char *what = agg && xdp_rl_key_dst(f->key) ? "dst-agg=" :
+			   agg				 ? "agg=" :
+			   xdp_rl_key_dst(f->key)	 ? "dst=" :
+							   "";
+	size_t n;
+
 	memcpy(a.bytes, k, v6 ? 16 : 4);
 	if (agg) {
 		prefix = v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX;
@@ -171,15 +178,19 @@ void fleet_who(const struct fleet *f, __u32 t, const __u32 k[4], char *buf, size
 		/* Link-local sources keyed per address (--link-local per-address) keep all of it. */
 		ll = v6 ? a.bytes[0] == 0xfe && (a.bytes[1] & 0xc0) == 0x80 :
 			  a.bytes[0] == 169 && a.bytes[1] == 254;
-		if (ll && f->link_local == XDP_RL_LL_ADDRESS)
+		if (ll && f->link_local == XDP_RL_LL_ADDRESS) {
 			prefix = v6 ? 128 : 32;
+			port = port && !v6; /* an IPv6 one has no room for a port */
+		}
 	}
-	if (agg) {
-		snprintf(buf, len, "agg=");
-		fmt_prefix(&a, prefix, buf + 4, len > 4 ? len - 4 : 0);
-	} else {
-		fmt_prefix(&a, prefix, buf, len);
-	}
+	/* A key's port (include/xdp_rl.h): IPv4's in k[1], IPv6's in the last 16 bits. */
+	if (port && v6)
+		a.bytes[14] = a.bytes[15] = 0;
+	n = snprintf(buf, len, "%s", what);
+	fmt_prefix(&a, prefix, buf + n, len > n ? len - n : 0);
+	n = strlen(buf);
+	if (port && n < len)
+		snprintf(buf + n, len - n, ",dport=%u", ntohl(k[v6 ? 3 : 1]) & 0xffff);
 }
 
 /* ---- the heaviest candidates --------------------------------------------------- */
@@ -417,7 +428,7 @@ static void scan_table(struct scan *sc, __u32 t)
 		if (!set)
 			continue;
 		memset(k, 0, sizeof(k));
-		if (mt->v6)
+		if (mt->wide)
 			memcpy(k, s + 1, 16);
 		else
 			k[0] = tag >> 32;
@@ -1006,6 +1017,7 @@ int fleet_attach(struct fleet *f, const struct limiter *l)
 	}
 	f->v4_prefix = l->cfg.fixed.v4_prefix;
 	f->v6_prefix = l->cfg.fixed.v6_prefix;
+	f->key = l->cfg.fixed.key;
 	f->link_local = live->link_local;
 	f->tai_to_unix_ns = live->tai_to_unix_ns;
 	f->read_shared = read_shared_map;

@@ -115,6 +115,7 @@ struct fleet {
 	__u64 nwords;
 	size_t remote_len; /* mapped bytes; 0 if not mapped by fleet_attach */
 	__u32 v4_prefix, v6_prefix, link_local;
+	__u32 key; /* enum xdp_rl_key_kind: --key */
 	__s64 tai_to_unix_ns;
 	struct fleet_set *sets; /* by lsid */
 	size_t nsets;

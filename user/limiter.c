@@ -510,7 +510,8 @@ int pin_table(int id)
 
 int limiter_table(const struct limiter *l, int id, struct mtable *t, const char *what)
 {
-	if (mt_map(t, l->fd[id], pin_table(id), l->cfg.fixed.max_layers, l->cfg.fixed.seed)) {
+	if (mt_map(t, l->fd[id], pin_table(id), l->cfg.fixed.max_layers, l->cfg.fixed.seed,
+		   l->cfg.fixed.key)) {
 		log_err("%s '%s': cannot map its table %s: %m%s", what, l->ifname, pin_names[id],
 			errno == EPROTO ? " (loaded by another version of xdp-rl? 'xdp-rl "
 					  "load --force' replaces it)" :

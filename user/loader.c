@@ -176,7 +176,7 @@ static int same_tables(const struct xdp_rl_fixed *o, const struct xdp_rl_fixed *
 {
 	return o->bytes == f->bytes && o->v4_prefix == f->v4_prefix &&
 	       o->v6_prefix == f->v6_prefix && o->max_sources == f->max_sources &&
-	       o->max_layers == f->max_layers && o->table == f->table;
+	       o->max_layers == f->max_layers && o->table == f->table && o->key == f->key;
 }
 
 /*

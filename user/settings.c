@@ -22,6 +22,14 @@ const struct word table_words[] = {
 	{ NULL, 0 },
 };
 
+const struct word key_words[] = {
+	{ "src", XDP_RL_KEY_SRC },
+	{ "dst", XDP_RL_KEY_DST },
+	{ "src,dport", XDP_RL_KEY_SRC_DPORT },
+	{ "dst,dport", XDP_RL_KEY_DST_DPORT },
+	{ NULL, 0 },
+};
+
 const struct word attach_words[] = {
 	{ "auto", XDP_RL_ATTACH_AUTO },
 	{ "shared", XDP_RL_ATTACH_SHARED },
@@ -104,6 +112,14 @@ const struct setting settings_table[] = {
 	  "IPv6 sources share a window per /LEN (0..128, default 64)", .kind = SK_NUMBER,
 	  FIELD(fixed.v6_prefix), AT(fixed.v6_prefix), .min = 0, .max = 128, .conf_pos = 14,
 	  .form = "[--v6-prefix LEN]" },
+
+	{ "key", OPT_KEY, IN_LOAD | IN_CONFIG, "KEY",
+	  "what each budget is for: src (default), the source address;\n"
+	  "dst, the destination's; src,dport or dst,dport, the address\n"
+	  "and the destination port, a budget per service (rules, lists\n"
+	  "and --v4-prefix/--v6-prefix apply to the address; with a\nport, --v6-prefix is at most 112)",
+	  .kind = SK_WORD, FIELD(fixed.key), AT(fixed.key), .words = key_words, .conf_pos = 22,
+	  .form = "[--key src|dst|src,dport|dst,dport]" },
 
 	{ "max-sources", OPT_MAX_SOURCES, IN_LOAD | IN_CONFIG, "N",
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)",
@@ -665,6 +681,13 @@ int settings_finish_load(struct settings *s, const char *cmd, struct why *why)
 		return -1;
 	if (settings_given(s, OPT_ON_FULL) && !s->live.new_sources.limit)
 		return refuse(why, OPT_ON_FULL, "--on-table-full needs --new-sources N/DUR");
+	/* An IPv6 key keeps its port in the address's last 16 bits (include/xdp_rl.h). */
+	if (xdp_rl_key_port(s->fixed.key) && s->fixed.v6_prefix > XDP_RL_KEY6_PORT_PREFIX)
+		return refuse(why, settings_given(s, OPT_V6_PREFIX) ? OPT_V6_PREFIX : OPT_KEY,
+			      "--key %s keeps the port in an IPv6 key's last 16 bits: --v6-prefix "
+			      "%u leaves none (at most %u)",
+			      word_name(key_words, s->fixed.key), s->fixed.v6_prefix,
+			      XDP_RL_KEY6_PORT_PREFIX);
 	/*
 	 * Room per source: --max-layers, or the most layers asked for, by the
 	 * limits or by a per-source rule (or, on a replacement that keeps the

@@ -54,6 +54,7 @@ enum {
 	OPT_BAN,
 	OPT_RATE,
 	OPT_BURST,
+	OPT_KEY,
 	OPT_END /* one past the last */
 };
 
@@ -190,6 +191,7 @@ extern const struct word mode_words[];
 extern const struct word link_local_words[];
 /* --table: buckets, lru (enum xdp_rl_table_kind). */
 extern const struct word table_words[];
+extern const struct word key_words[];
 extern const struct word attach_words[];
 extern const struct word pass_to_words[];
 

@@ -513,12 +513,26 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 	src->key.family = family;
 	memcpy(src->key.bytes, k, family == AF_INET ? 4 : 16);
 	src->lsid = lsid;
+	/* A key's port (include/xdp_rl.h): IPv4's in k[1], IPv6's in the last 16 bits. */
+	if (xdp_rl_key_port(l->cfg.fixed.key)) {
+		src->has_port = 1;
+		src->port = ntohl(family == AF_INET ? k[1] : k[3]) & 0xffff;
+		/* An IPv6 link-local address keyed whole has no room for one. */
+		if (family == AF_INET6 && id == PIN_SRC6 && link_local(&src->key) &&
+		    live->link_local == XDP_RL_LL_ADDRESS) {
+			src->has_port = 0;
+			src->port = 0;
+		} else if (family == AF_INET6) {
+			src->key.bytes[14] = src->key.bytes[15] = 0;
+		}
+	}
 	if (id == PIN_AGG4 || id == PIN_AGG6) {
 		src->kind = "aggregate";
 		src->prefix = id == PIN_AGG4 ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX;
 	} else {
 		src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
-		if (link_local(&src->key) && !masked_by(&src->key, src->prefix))
+		if (link_local(&src->key) && !masked_by(&src->key, src->prefix) &&
+		    (family == AF_INET || !src->has_port))
 			src->prefix = family == AF_INET ? 32 : 128; /* --link-local per-address */
 	}
 	if (set->is_rule) {
@@ -711,7 +725,32 @@ static void target_limits(const struct limiter *l, const struct xdp_rl_rule *rul
 	}
 }
 
-void target_of(const struct limiter *l, const struct ip_addr *a, struct target *t)
+void fmt_key(const struct ip_addr *key, unsigned int prefix, int has_port, unsigned int port,
+	     char *buf, size_t len)
+{
+	size_t n;
+
+	fmt_prefix(key, prefix, buf, len);
+	n = strlen(buf);
+	if (has_port && n < len)
+		snprintf(buf + n, len - n, " port %u", port);
+}
+
+/* Put @port into @t's key, as the datapath does (key_make), if its keys hold one. */
+static void target_port(const struct limiter *l, struct target *t, unsigned int port, int whole6)
+{
+	if (!xdp_rl_key_port(l->cfg.fixed.key) || whole6)
+		return;
+	t->has_port = 1;
+	t->port = port & 0xffff;
+	if (t->key.family == AF_INET)
+		t->k[1] = htonl(t->port);
+	else
+		t->k[3] |= htonl(t->port);
+}
+
+void target_of(const struct limiter *l, const struct ip_addr *a, unsigned int port,
+	       struct target *t)
 {
 	const int ll = link_local(a) ? (int)limiter_live(l)->link_local : -1;
 	struct xdp_rl_rule rbuf;
@@ -759,14 +798,20 @@ void target_of(const struct limiter *l, const struct ip_addr *a, struct target *
 	t->prefix = a->family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
 	if (ll == XDP_RL_LL_ADDRESS)
 		t->prefix = a->family == AF_INET ? 32 : 128; /* keyed by its whole address */
+	/* With a port, an IPv6 key's last 16 bits are the port's (--v6-prefix at most 112). */
+	if (a->family == AF_INET6 && xdp_rl_key_port(l->cfg.fixed.key) &&
+	    t->prefix > XDP_RL_KEY6_PORT_PREFIX && ll != XDP_RL_LL_ADDRESS)
+		t->prefix = XDP_RL_KEY6_PORT_PREFIX;
 	mask_addr(&t->key, t->prefix);
 	memcpy(t->k, t->key.bytes, a->family == AF_INET ? 4 : 16);
 	t->id = a->family == AF_INET ? PIN_SRC4 : PIN_SRC6;
+	target_port(l, t, port, a->family == AF_INET6 && ll == XDP_RL_LL_ADDRESS);
 }
 
-void target_aggregate(const struct limiter *l, const struct ip_addr *a, struct target *t)
+void target_aggregate(const struct limiter *l, const struct ip_addr *a, unsigned int port,
+		      struct target *t)
 {
-	target_of(l, a, t);
+	target_of(l, a, port, t);
 	if (t->kind != TARGET_KEY)
 		return;
 	t->key = *a;
@@ -775,6 +820,8 @@ void target_aggregate(const struct limiter *l, const struct ip_addr *a, struct t
 	memset(t->k, 0, sizeof(t->k));
 	memcpy(t->k, t->key.bytes, a->family == AF_INET ? 4 : 16);
 	t->id = a->family == AF_INET ? PIN_AGG4 : PIN_AGG6;
+	t->has_port = 0;
+	target_port(l, t, port, 0);
 }
 
 int target_read(const struct limiter *l, const struct target *t, struct source *src)

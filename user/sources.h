@@ -53,8 +53,10 @@ int limit_set_find(const struct limit_sets *ls, __u32 lsid, struct limit_set *se
 
 /* One key as shown to users: its windows, under the limits that apply to it. */
 struct source {
-	struct ip_addr key;
+	struct ip_addr key; /* its address (--key: the source's or the destination's) */
 	unsigned int prefix;
+	int has_port;	   /* --key with dport: the key holds a port, */
+	unsigned int port; /* this one (0: packets whose port could not be read) */
 	__u32 lsid;
 	const char *kind;    /* NULL: a source; "aggregate"; "shared": a rule's budget */
 	struct ip_addr rule; /* the rule whose limits apply, if any */
@@ -176,6 +178,8 @@ struct target {
 	__u32 lsid;
 	struct ip_addr key; /* the key as an address, and its prefix */
 	unsigned int prefix;
+	int has_port; /* and its port (--key with dport) */
+	unsigned int port;
 	struct xdp_rl_rule rule; /* the rule, if has_rule */
 	int has_rule;
 	/*
@@ -188,10 +192,22 @@ struct target {
 	struct limit_set set; /* the limits it is charged under (set.lsid: lsid) */
 };
 
-/* The source key address @a is charged to under the limits in force (not its aggregate). */
-void target_of(const struct limiter *l, const struct ip_addr *a, struct target *t);
-/* The /24 or /48 aggregate window @a is charged to when refused a slot. */
-void target_aggregate(const struct limiter *l, const struct ip_addr *a, struct target *t);
+/*
+ * The key address @a (the source's, or with --key dst the destination's)
+ * and @port (with --key ...,dport; else ignored) are charged to under the
+ * limits in force (not its aggregate).
+ */
+void target_of(const struct limiter *l, const struct ip_addr *a, unsigned int port,
+	       struct target *t);
+/* The /24 or /48 aggregate window @a and @port are charged to when refused a slot. */
+void target_aggregate(const struct limiter *l, const struct ip_addr *a, unsigned int port,
+		      struct target *t);
+/*
+ * The text of key @key/@prefix and its port if @has_port into @buf: as
+ * fmt_prefix, then " port N".
+ */
+void fmt_key(const struct ip_addr *key, unsigned int prefix, int has_port, unsigned int port,
+	     char *buf, size_t len);
 /*
  * The windows of target @t into @src. 1 if it has a slot (or is a shared
  * budget), 0 if not, -1 if the table cannot be read (said on stderr).

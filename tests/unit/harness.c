@@ -154,6 +154,7 @@ int env_load(struct env *e, const struct load_opts *o)
 		.v6_prefix = o->v6_prefix ? o->v6_prefix : 64,
 		.max_layers = o->layers ? o->layers : 1,
 		.seed = TEST_SEED,
+		.key = o->key,
 		.table = o->table == TABLE_LRU	   ? XDP_RL_TABLE_LRU :
 			 o->table == TABLE_BUCKETS ? XDP_RL_TABLE_BUCKETS :
 						     (__u32)tested_table(),
@@ -172,8 +173,10 @@ int env_load(struct env *e, const struct load_opts *o)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = !o->real_clock;
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
-	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed) ||
-	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), XDP_RL_T_SRC6, f.max_layers, f.seed))
+	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
+		   f.key) ||
+	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), XDP_RL_T_SRC6, f.max_layers, f.seed,
+		   f.key))
 		goto fail;
 	/* The limiter xdp-rl would open: what env_live publishes through. */
 	for (i = PIN_FIRST_MAP; i < PIN_MAX; i++)

@@ -110,6 +110,7 @@ struct load_opts {
 	 * clock: for what needs the real clock moving under two CPUs.
 	 */
 	int real_clock;
+	__u32 key; /* enum xdp_rl_key_kind (--key), default the source */
 };
 
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */

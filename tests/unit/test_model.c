@@ -1598,9 +1598,9 @@ static int run_load(struct run *r, int quiet)
 		return -1;
 	r->loaded = 1;
 	if (mt_map(&r->agg4, bpf_map__fd(r->e.skel->maps.agg4), XDP_RL_T_AGG4, lo->layers,
-		   TEST_SEED) ||
+		   TEST_SEED, lo->key) ||
 	    mt_map(&r->agg6, bpf_map__fd(r->e.skel->maps.agg6), XDP_RL_T_AGG6, lo->layers,
-		   TEST_SEED)) {
+		   TEST_SEED, lo->key)) {
 		UNIT_FAIL("model: map the aggregate tables: %s", strerror(errno));
 		return -1;
 	}
@@ -1793,7 +1793,7 @@ static int real_reset(struct run *r, const struct step *st)
 	int res;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, &t);
+	target_of(&r->e.lim, &a, 0, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
@@ -1805,7 +1805,7 @@ static int real_reset(struct run *r, const struct step *st)
 		return -1;
 	if (st->n || res > 0)
 		return res > 0;
-	target_aggregate(&r->e.lim, &a, &t);
+	target_aggregate(&r->e.lim, &a, 0, &t);
 	res = admin_reset(&r->e.lim, t.id, t.k, t.set.lsid, 0, t.set.n, 0, t.set.lay);
 	return res < 0 ? -1 : res > 0 ? 2 : 0;
 }
@@ -1818,7 +1818,7 @@ static int real_charge(struct run *r, const struct step *st)
 	int res;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, &t);
+	target_of(&r->e.lim, &a, 0, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
@@ -1851,7 +1851,7 @@ static int real_remote(struct run *r, const struct step *st)
 	int what = 1, found;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, &t);
+	target_of(&r->e.lim, &a, 0, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT ||
 	    (__u32)st->len >= t.set.n)
 		return 0;
@@ -1868,7 +1868,7 @@ static int real_remote(struct run *r, const struct step *st)
 		mt = t.id == PIN_SRC4 ? &r->e.t4 : &r->e.t6;
 		found = mt_get(mt, t.k, t.set.lsid, &en);
 		if (!found) {
-			target_aggregate(&r->e.lim, &a, &t);
+			target_aggregate(&r->e.lim, &a, 0, &t);
 			mt = t.id == PIN_AGG4 ? &r->agg4 : &r->agg6;
 			found = mt_get(mt, t.k, t.set.lsid, &en);
 			what = 2;

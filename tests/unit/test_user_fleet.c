@@ -580,7 +580,7 @@ UNIT_TEST(fleet_shared_and_v6)
 	agent_make(&a, 4, 16);
 	/* An IPv6 table, keyed per /64, and a --shared rule (id 7) of 100 per 1 s. */
 	table_make(&a.f.t[XDP_RL_T_SRC6], 4);
-	a.f.t[XDP_RL_T_SRC6].v6 = 1;
+	a.f.t[XDP_RL_T_SRC6].wide = 1;
 	a.f.t[XDP_RL_T_SRC6].slot_size = xdp_rl_slot_size(1, 1);
 	a.f.t[XDP_RL_T_SRC6].bucket_size = XDP_RL_BUCKET_SLOTS * a.f.t[XDP_RL_T_SRC6].slot_size;
 	free(a.f.t[XDP_RL_T_SRC6].mem);
@@ -759,7 +759,7 @@ UNIT_TEST(fleet_lru_shared_place)
 	agent_make(&a, 4, 16);
 	memset(&a.f.t[XDP_RL_T_SRC6], 0, sizeof(a.f.t[0]));
 	a.f.t[XDP_RL_T_SRC6].lru = 1;
-	a.f.t[XDP_RL_T_SRC6].v6 = 1;
+	a.f.t[XDP_RL_T_SRC6].wide = 1;
 	a.f.t[XDP_RL_T_SRC6].layers = 1;
 	a.f.v6_prefix = 128;
 	a.f.foreach_lru = lru_walk;

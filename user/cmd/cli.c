@@ -93,6 +93,30 @@ int cmd_no_more(int argc, char **argv, const char *cmd, int n)
 	return 0;
 }
 
+int cmd_port(int argc, char **argv, const char *cmd, int n, int has_port, unsigned int *port)
+{
+	const char *why;
+	__u64 v;
+
+	*port = 0;
+	if (!has_port)
+		return 0;
+	if (argc - optind <= n) {
+		usage_err(cmd,
+			  "%s: this limiter keys by address and destination port (--key): give "
+			  "the PORT after the ADDRESS (0 for packets without one)",
+			  cmd);
+		return -1;
+	}
+	why = parse_u64(argv[optind + n], 0, 65535, &v);
+	if (why) {
+		usage_err(cmd, "%s: invalid PORT '%s': %s", cmd, argv[optind + n], why);
+		return -1;
+	}
+	*port = (unsigned int)v;
+	return 1;
+}
+
 int cmd_prepare(unsigned int caps, const char *what)
 {
 	if (cli_netns)

@@ -44,6 +44,14 @@ int cmd_positional(int argc, char **argv, const char *cmd, const char *what, int
 		   const char **out);
 /* A usage error if more than @n positional arguments are left. */
 int cmd_no_more(int argc, char **argv, const char *cmd, int n);
+/*
+ * The PORT after a key's ADDRESS, positional argument @n, on a limiter
+ * whose keys hold one (@has_port: --key src,dport or dst,dport): 0..65535
+ * into *port (0 names packets whose port could not be read). Returns how
+ * many arguments it took (0 if the keys hold no port), or -1 after a
+ * usage error.
+ */
+int cmd_port(int argc, char **argv, const char *cmd, int n, int has_port, unsigned int *port);
 
 /*
  * After a command has parsed its arguments: check the capabilities it needs

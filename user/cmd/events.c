@@ -183,10 +183,12 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct reader *rd = ctx;
 	const struct xdp_rl_event *ev = data;
-	char stamp[40], key[INET6_ADDRSTRLEN + 8], text[512], w[32], lim[64];
+	char stamp[40], key[INET6_ADDRSTRLEN + 24], text[512], w[32], lim[64];
 	const char *rule = NULL, *unit, *kind;
 	struct json j;
 	__u64 ms, burst;
+	unsigned int port;
+	int has_port;
 
 	if (size < sizeof(*ev) || stop)
 		return 0;
@@ -200,7 +202,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	rd->shown++;
 	ms = when(rd, ev->time_ns, stamp, sizeof(stamp));
 	kind = events_kind_name(ev->kind);
-	events_key(rd->l, ev, key, sizeof(key));
+	has_port = events_key(rd->l, ev, key, sizeof(key), &port);
 	if (ev->rule != XDP_RL_EV_NO_RULE)
 		rule = rule_prefix(rd, ev->rule);
 	if (ev->kind == XDP_RL_EV_SHARED && rule)
@@ -222,6 +224,9 @@ static int on_record(void *ctx, void *data, size_t size)
 			json_str(&j, "source", key);
 		else
 			json_null(&j, "source");
+		/* --key src,dport or dst,dport: the key's port (0: packets without one). */
+		if (has_port)
+			json_u64(&j, "port", port);
 		if (ev->family == 4 || ev->family == 6)
 			json_str(&j, "family", ev->family == 6 ? "ipv6" : "ipv4");
 		else
@@ -251,6 +256,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		json_end(&j);
 		json_finish(&j);
 	}
+	if (has_port)
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), " port %u", port);
 	if (burst)
 		snprintf(lim, sizeof(lim), "rate %llu/%s burst %llu", (unsigned long long)ev->limit,
 			 w, (unsigned long long)burst);

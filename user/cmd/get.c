@@ -110,7 +110,7 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	__u64 passed = src->count[0] < src->lay[0].limit ? src->count[0] : src->lay[0].limit;
 	/* What `charge` put in is no packet: the packets are the rest of the count. */
 	__u64 cmd = src->by_command[0], packets = src->count[0] - cmd;
-	char key[INET6_ADDRSTRLEN + 8], rule[INET6_ADDRSTRLEN + 8], w[32], ban[96];
+	char key[INET6_ADDRSTRLEN + 24], rule[INET6_ADDRSTRLEN + 8], w[32], ban[96];
 	__u32 i;
 
 	/* In a fleet, the others' part counts too: what passed here is the window's own count. */
@@ -120,14 +120,18 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	passed = passed > src->by_command_in_budget[0] ? passed - src->by_command_in_budget[0] : 0;
 	if (passed > packets)
 		passed = packets;
-	fmt_prefix(&src->key, src->prefix, key, sizeof(key));
+	fmt_key(&src->key, src->prefix, src->has_port, src->port, key, sizeof(key));
 	if (src->has_rule)
 		fmt_prefix(&src->rule, src->rule_prefix, rule, sizeof(rule));
 	if (j) {
 		json_obj(j, NULL);
 		if (asked)
 			json_str(j, "address", asked);
+		fmt_prefix(&src->key, src->prefix, key, sizeof(key));
 		json_str(j, "key", key);
+		/* --key src,dport or dst,dport: the key's port (0: packets without one). */
+		if (src->has_port)
+			json_u64(j, "port", src->port);
 		if (src->kind)
 			json_str(j, "kind", src->kind);
 		if (src->has_rule)
@@ -208,7 +212,7 @@ static void source_print(const struct limiter *l, const struct source *src, cons
 	putchar('\n');
 }
 
-static const char *const get_forms[] = { "IFACE ADDRESS [--json]", NULL };
+static const char *const get_forms[] = { "IFACE ADDRESS [PORT] [--json]", NULL };
 
 static const struct opt_spec get_opts[] = {
 	{ "json", OPT_JSON, NULL, "one JSON object on stdout" },
@@ -224,7 +228,10 @@ const struct cmd_spec cmd_get_spec = {
 	.about = "Show the window that limits ADDRESS: its source's (its key, its count, drops\n"
 		 "included, and the time left), its --shared rule's budget, or, for a source\n"
 		 "refused a slot of its own, its /24 or /48 aggregate window. A window that\n"
-		 "has ended shows as empty. A ban in force (--ban) shows with its end.\n",
+		 "has ended shows as empty. A ban in force (--ban) shows with its end.\n"
+		 "ADDRESS is the key's address: the source's, or with --key dst the\n"
+		 "destination's. PORT, with --key src,dport or dst,dport, is the key's\n"
+		 "destination port (0 for packets without one), and needed then.\n",
 	.opts = get_opts,
 };
 
@@ -236,7 +243,8 @@ static int cmd_get(int argc, char **argv)
 	struct target t, ta;
 	struct ip_addr a;
 	struct limiter l;
-	int opt, as_json = 0, found;
+	int opt, as_json = 0, found, took;
+	unsigned int port;
 	struct json j;
 
 	while ((opt = cmd_getopt(argc, argv, &cmd_get_spec)) != -1) {
@@ -247,7 +255,7 @@ static int cmd_get(int argc, char **argv)
 	if (cmd_positional(argc, argv, "get", "IFACE", 0, &ifname) ||
 	    cmd_positional(argc, argv, "get", "ADDRESS", 1, &addr))
 		return EXIT_USAGE;
-	if (cmd_no_more(argc, argv, "get", 2))
+	if (cmd_no_more(argc, argv, "get", 3))
 		return EXIT_USAGE;
 	why = parse_addr(addr, &a);
 	if (why)
@@ -255,8 +263,13 @@ static int cmd_get(int argc, char **argv)
 	if (cmd_prepare_read(NEED_BPF, "cannot read a source") ||
 	    limiter_open(ifname, &l, "cannot read a source on"))
 		return EXIT_FAIL;
+	took = cmd_port(argc, argv, "get", 2, xdp_rl_key_port(l.cfg.fixed.key), &port);
+	if (took < 0 || cmd_no_more(argc, argv, "get", 2 + took)) {
+		limiter_close(&l);
+		return EXIT_USAGE;
+	}
 
-	target_of(&l, &a, &t);
+	target_of(&l, &a, port, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT) {
 		if (as_json) {
 			json_begin(&j, stdout);
@@ -295,7 +308,7 @@ static int cmd_get(int argc, char **argv)
 		charges_read(&l, &t, &src);
 	if (found >= 0 && t.kind == TARGET_KEY && !source_open(&src) && !source_banned(&src)) {
 		/* Refused a slot by --new-sources: charged to its /24 or /48. */
-		target_aggregate(&l, &a, &ta);
+		target_aggregate(&l, &a, port, &ta);
 		found = target_read(&l, &ta, &agg);
 		if (found > 0 && (source_open(&agg) || source_banned(&agg))) {
 			charges_read(&l, &ta, &agg);

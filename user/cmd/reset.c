@@ -24,7 +24,7 @@
 
 enum { OPT_ALL = 256, OPT_COUNT };
 
-static const char *const reset_forms[] = { "IFACE (ADDRESS [--count N] | --all)", NULL };
+static const char *const reset_forms[] = { "IFACE (ADDRESS [PORT] [--count N] | --all)", NULL };
 
 static const struct opt_spec reset_opts[] = {
 	{ "count", OPT_COUNT, "N",
@@ -45,7 +45,7 @@ const struct cmd_spec cmd_reset_spec = {
 	.opts = reset_opts,
 };
 
-static const char *const charge_forms[] = { "IFACE ADDRESS [N]", NULL };
+static const char *const charge_forms[] = { "IFACE ADDRESS [PORT] [N]", NULL };
 
 static int cmd_charge(int argc, char **argv);
 
@@ -86,13 +86,13 @@ static int rate_refused(const char *what, const struct target *t, const char *ke
 }
 
 static int reset_address(struct limiter *l, const char *addr, const struct ip_addr *a,
-			 int has_count, __u64 count)
+			 unsigned int port, int has_count, __u64 count)
 {
-	char key[INET6_ADDRSTRLEN + 8];
+	char key[INET6_ADDRSTRLEN + 24];
 	struct target t;
 	int r;
 
-	target_of(l, a, &t);
+	target_of(l, a, port, &t);
 	if (t.kind == TARGET_EXEMPT) {
 		printf("xdp-rl: %s: no window to forget for %s: link-local sources are exempt "
 		       "(--link-local exempt)\n",
@@ -107,7 +107,7 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 						"the deny list");
 		return EXIT_DONE;
 	}
-	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	fmt_key(&t.key, t.prefix, t.has_port, t.port, key, sizeof(key));
 	if (has_count && rate_refused("reset --count", &t, key, l->ifname))
 		return EXIT_FAIL;
 	if (t.kind == TARGET_SHARED) {
@@ -146,8 +146,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 		return EXIT_DONE;
 	}
 	/* No slot of its own: it may be charged to its /24 or /48. */
-	target_aggregate(l, a, &t);
-	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	target_aggregate(l, a, port, &t);
+	fmt_key(&t.key, t.prefix, t.has_port, t.port, key, sizeof(key));
 	r = admin_reset(l, t.id, t.k, t.set.lsid, 0, t.set.n, 0, t.set.lay);
 	if (r < 0) {
 		log_err("cannot reset %s on '%s': %s", key, l->ifname, admin_strerror(errno));
@@ -166,7 +166,8 @@ static int reset_address(struct limiter *l, const char *addr, const struct ip_ad
 static int cmd_reset(int argc, char **argv)
 {
 	const char *ifname, *addr = NULL, *why;
-	int opt, all = 0, has_count = 0, r;
+	int opt, all = 0, has_count = 0, r, took;
+	unsigned int port;
 	struct limiter l;
 	struct ip_addr a;
 	__u64 n = 0, count = 0;
@@ -188,7 +189,7 @@ static int cmd_reset(int argc, char **argv)
 		return EXIT_USAGE;
 	if (argc - optind > 1)
 		addr = argv[optind + 1];
-	if (cmd_no_more(argc, argv, "reset", 2))
+	if (cmd_no_more(argc, argv, "reset", 3))
 		return EXIT_USAGE;
 	if (!addr == !all)
 		return usage_err("reset", "reset: give either an ADDRESS or --all");
@@ -207,7 +208,10 @@ static int cmd_reset(int argc, char **argv)
 			printf("xdp-rl: %s: forgot %llu window%s\n", ifname, (unsigned long long)n,
 			       n == 1 ? "" : "s");
 	} else {
-		r = reset_address(&l, addr, &a, has_count, count);
+		took = cmd_port(argc, argv, "reset", 2, xdp_rl_key_port(l.cfg.fixed.key), &port);
+		r = took < 0 || cmd_no_more(argc, argv, "reset", 2 + took) ?
+			    EXIT_USAGE :
+			    reset_address(&l, addr, &a, port, has_count, count);
 	}
 	limiter_close(&l);
 	return r;
@@ -216,29 +220,40 @@ static int cmd_reset(int argc, char **argv)
 static int cmd_charge(int argc, char **argv)
 {
 	const char *ifname, *addr, *why;
-	char key[INET6_ADDRSTRLEN + 8];
+	char key[INET6_ADDRSTRLEN + 24];
 	struct source before;
 	struct limiter l;
 	struct target t;
 	struct ip_addr a;
 	__u64 n = 1;
-	int r;
+	int r, took;
+	unsigned int port;
 
 	if (cmd_getopt(argc, argv, &cmd_charge_spec) != -1)
 		return EXIT_USAGE;
 	if (cmd_positional(argc, argv, "charge", "IFACE", 0, &ifname) ||
 	    cmd_positional(argc, argv, "charge", "ADDRESS", 1, &addr) ||
-	    cmd_no_more(argc, argv, "charge", 3))
+	    cmd_no_more(argc, argv, "charge", 4))
 		return EXIT_USAGE;
-	if (argc - optind > 2 && (why = parse_u64(argv[optind + 2], 1, XDP_RL_LIMIT_MAX, &n)))
-		return usage_err("charge", "charge: invalid N '%s': %s", argv[optind + 2], why);
 	if ((r = resolve("charge", addr, &a)))
 		return r;
 	if (cmd_prepare(NEED_BPF, "cannot charge") || lock_take(0) < 0 ||
 	    limiter_open(ifname, &l, "cannot charge a source on"))
 		return EXIT_FAIL;
-	target_of(&l, &a, &t);
-	fmt_prefix(&t.key, t.prefix, key, sizeof(key));
+	/* N after the PORT, if the keys hold one. */
+	took = cmd_port(argc, argv, "charge", 2, xdp_rl_key_port(l.cfg.fixed.key), &port);
+	if (took < 0 || cmd_no_more(argc, argv, "charge", 3 + took)) {
+		limiter_close(&l);
+		return EXIT_USAGE;
+	}
+	if (argc - optind > 2 + took &&
+	    (why = parse_u64(argv[optind + 2 + took], 1, XDP_RL_LIMIT_MAX, &n))) {
+		limiter_close(&l);
+		return usage_err("charge", "charge: invalid N '%s': %s", argv[optind + 2 + took],
+				 why);
+	}
+	target_of(&l, &a, port, &t);
+	fmt_key(&t.key, t.prefix, t.has_port, t.port, key, sizeof(key));
 	if (t.kind == TARGET_EXEMPT) {
 		log_err("cannot charge %s on '%s': link-local sources are exempt "
 			"(--link-local exempt), and no window limits them",

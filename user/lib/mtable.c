@@ -10,17 +10,17 @@
 #include "mapmem.h"
 #include "mtable.h"
 
-int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed)
+int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed, __u32 key)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int v6 = table == XDP_RL_T_SRC6 || table == XDP_RL_T_AGG6;
+	int v6 = xdp_rl_wide(table == XDP_RL_T_SRC6 || table == XDP_RL_T_AGG6, key);
 
 	memset(t, 0, sizeof(*t));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -1;
 	t->fd = fd;
-	t->v6 = v6;
+	t->wide = v6;
 	t->table = table;
 	t->layers = layers;
 	t->seed = seed;
@@ -73,7 +73,7 @@ struct xdp_rl_slot *mt_slot(const struct mtable *t, __u64 i)
 
 struct xdp_rl_state *mt_windows(const struct mtable *t, struct xdp_rl_slot *s)
 {
-	return (void *)((char *)s + xdp_rl_slot_head(t->v6));
+	return (void *)((char *)s + xdp_rl_slot_head(t->wide));
 }
 
 int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4], __u32 *lsid)
@@ -83,7 +83,7 @@ int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4], __u3
 	if ((tag & XDP_RL_TAG_FLAGS) != XDP_RL_TAG_LIVE)
 		return 0;
 	memset(k, 0, 16);
-	if (t->v6)
+	if (t->wide)
 		memcpy(k, s + 1, 16);
 	else
 		k[0] = tag >> 32;
@@ -93,7 +93,7 @@ int mt_key(const struct mtable *t, const struct xdp_rl_slot *s, __u32 k[4], __u3
 
 struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid)
 {
-	__u64 h = xdp_rl_hash(k, t->v6, lsid, t->seed), tag = xdp_rl_tag(k, t->v6, lsid, h);
+	__u64 h = xdp_rl_hash(k, t->wide, lsid, t->seed), tag = xdp_rl_tag(k, t->wide, lsid, h);
 	__u32 b[2], key[4], i, j, l;
 	struct xdp_rl_slot *s;
 
@@ -102,7 +102,7 @@ struct xdp_rl_slot *mt_find(const struct mtable *t, const __u32 k[4], __u32 lsid
 		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++) {
 			s = mt_slot(t, (__u64)b[i] * XDP_RL_BUCKET_SLOTS + j);
 			if (__atomic_load_n(&s->tag, __ATOMIC_ACQUIRE) == tag &&
-			    mt_key(t, s, key, &l) && !memcmp(key, k, t->v6 ? 16 : 4))
+			    mt_key(t, s, key, &l) && !memcmp(key, k, t->wide ? 16 : 4))
 				return s;
 		}
 	}
@@ -144,7 +144,7 @@ static int slot_entry(const struct mtable *t, struct xdp_rl_slot *s, struct mt_e
 /* The LRU key of @k under @lsid (struct xdp_rl_lru_key4 or 6) into @key; its size. */
 static size_t lru_key(const struct mtable *t, const __u32 k[4], __u32 lsid, __u8 key[20])
 {
-	size_t a = t->v6 ? 16 : 4;
+	size_t a = t->wide ? 16 : 4;
 
 	memcpy(key, k, a);
 	memcpy(key + a, &lsid, sizeof(lsid));
@@ -154,7 +154,7 @@ static size_t lru_key(const struct mtable *t, const __u32 k[4], __u32 lsid, __u8
 /* The element @v of key @key into @e; 0 if it holds another key (changing hands meanwhile). */
 static int lru_entry(const struct mtable *t, const __u8 *key, const __u8 *v, struct mt_entry *e)
 {
-	size_t a = t->v6 ? 16 : 4, head = xdp_rl_lru_head(t->v6);
+	size_t a = t->wide ? 16 : 4, head = xdp_rl_lru_head(t->wide);
 	__u64 fs, fc;
 	__u32 i;
 
@@ -163,15 +163,15 @@ static int lru_entry(const struct mtable *t, const __u8 *key, const __u8 *v, str
 		return 0;
 	memcpy(e->k, v, a);
 	memcpy(&e->lsid, v + a, 4);
-	memcpy(&e->seen, v + xdp_rl_lru_seen_off(t->v6), 8);
+	memcpy(&e->seen, v + xdp_rl_lru_seen_off(t->wide), 8);
 	memcpy(e->w, v + head, t->layers * sizeof(*e->w));
 	for (i = 0; i < t->layers; i++) {
-		memcpy(&e->drops[i], v + xdp_rl_lru_drops_off(t->v6, t->layers, i), 8);
-		memcpy(&e->remote[i], v + xdp_rl_lru_remote_off(t->v6, t->layers, i), 8);
-		memcpy(&e->bans[i], v + xdp_rl_lru_ban_off(t->v6, t->layers, i), 8);
+		memcpy(&e->drops[i], v + xdp_rl_lru_drops_off(t->wide, t->layers, i), 8);
+		memcpy(&e->remote[i], v + xdp_rl_lru_remote_off(t->wide, t->layers, i), 8);
+		memcpy(&e->bans[i], v + xdp_rl_lru_ban_off(t->wide, t->layers, i), 8);
 	}
 	e->has_words = 1;
-	xdp_rl_fresh(e->k, t->v6, e->lsid, t->table, t->seed, &fs, &fc);
+	xdp_rl_fresh(e->k, t->wide, e->lsid, t->table, t->seed, &fs, &fc);
 	e->id = xdp_rl_lru_hot_index(fc);
 	return 1;
 }
@@ -197,7 +197,7 @@ int mt_get(const struct mtable *t, const __u32 k[4], __u32 lsid, struct mt_entry
 int mt_foreach(const struct mtable *t, mt_fn fn, void *ctx)
 {
 	__u64 i, n = t->lru ? 0 : mt_nslots(t), in = 0, out = 0, calls = 0;
-	__u32 batch = LRU_BATCH, count, ksz = xdp_rl_lru_key_size(t->v6), j;
+	__u32 batch = LRU_BATCH, count, ksz = xdp_rl_lru_key_size(t->wide), j;
 	__u8 *keys = NULL, *vals = NULL;
 	struct mt_entry e;
 	int r = 0, last = 0, err;

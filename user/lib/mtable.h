@@ -23,8 +23,8 @@ struct mtable {
 	__u32 bucket_size; /* XDP_RL_BUCKET_SLOTS slots */
 	__u32 slot_size;
 	__u32 layers; /* windows per entry */
-	int v6;
-	__u32 table; /* enum xdp_rl_table */
+	int wide;     /* 16-byte keys (xdp_rl_wide): IPv6, or keys with a port */
+	__u32 table;  /* enum xdp_rl_table */
 	__u64 seed;
 	__u32 entries;	  /* LRU: the most elements it holds */
 	__u32 value_size; /* LRU */
@@ -33,15 +33,16 @@ struct mtable {
 /*
  * Open the table in @fd, table @table (enum xdp_rl_table: src6 and agg6
  * hold IPv6 keys) whose entries have room for @layers windows, hashed with
- * @seed: a bucket table is mapped, an LRU table checked. Returns 0, or -1
- * with errno set (EPROTO: not a table this xdp-rl made).
+ * @seed, keyed as @key says (enum xdp_rl_key_kind): a bucket table is
+ * mapped, an LRU table checked. Returns 0, or -1 with errno set (EPROTO:
+ * not a table this xdp-rl made).
  */
-int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed);
+int mt_map(struct mtable *t, int fd, __u32 table, __u32 layers, __u64 seed, __u32 key);
 void mt_unmap(struct mtable *t);
 
 /* One key's entry, copied out of the table. */
 struct mt_entry {
-	__u32 k[4]; /* the key as the datapath keys it (k[0] for IPv4) */
+	__u32 k[4]; /* the key as the datapath keys it (k[0], and k[1] if wide, for IPv4) */
 	__u32 lsid; /* the limit set it is charged under */
 	struct xdp_rl_state w[XDP_RL_MAX_LAYERS]; /* t->layers of them */
 	__u64 seen; /* struct xdp_rl_slot's seen: the tick << 16, ... */

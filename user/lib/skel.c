@@ -194,6 +194,7 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	skel->rodata->cfg_layers = f->max_layers;
 	skel->rodata->cfg_seed = f->seed;
 	skel->rodata->cfg_table = lru ? XDP_RL_TABLE_LRU : XDP_RL_TABLE_BUCKETS;
+	skel->rodata->cfg_key = f->key;
 	v4_mask(f->v4_prefix, &m4);
 	v6_mask(f->v6_prefix, m6);
 	skel->rodata->cfg_v4_mask = m4;
@@ -202,13 +203,15 @@ int skel_prepare(struct xdp_rl *skel, const struct xdp_rl_fixed *f)
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		cfg_buckets[i] = t.entries[i];
 		if (lru) {
-			if (lru_table(tables[i], i & 1, f->max_layers, t.entries[i]))
+			if (lru_table(tables[i], xdp_rl_wide(i & 1, f->key), f->max_layers,
+				      t.entries[i]))
 				return -1;
 			continue;
 		}
 		if (bpf_map__set_value_size(tables[i],
 					    XDP_RL_BUCKET_SLOTS *
-						    xdp_rl_slot_size(i & 1, f->max_layers)) ||
+						    xdp_rl_slot_size(xdp_rl_wide(i & 1, f->key),
+								     f->max_layers)) ||
 		    bpf_map__set_max_entries(tables[i], t.entries[i]))
 			return -1;
 	}
