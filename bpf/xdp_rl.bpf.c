@@ -89,7 +89,7 @@ static __always_inline void *table_map(const int t)
 /*
  * table.h: table_insert, for tables of layout @wide (WIDE: a constant),
  * IPv4's and IPv6's alike; the IPv4 tables of the layout not loaded are
- * not taken (the verifier prunes them: their maps' values have the other
+ * not taken (the verifier prunes them: their maps' values have another
  * size).
  */
 static __always_inline long table_insert_in(__u32 t, const struct table_key *key,
@@ -105,13 +105,16 @@ static __always_inline long table_insert_in(__u32 t, const struct table_key *key
 
 	if (!key || !pos || !st)
 		return -1;
-	if ((t == T_SRC4 || t == T_AGG4) && WIDE(0) != wide)
-		return -1;
+	/*
+	 * Each IPv4 case tests the layout itself, on constants the verifier
+	 * knows: a test of t before the switch would not tell it which cases
+	 * are left (Linux 6.1 checks this function for every t, called or not).
+	 */
 	if (table_lru()) {
 		switch (t) {
-		case T_SRC4: return lru_insert(&src4, wide, T_SRC4, pos, 0);
+		case T_SRC4: return WIDE(0) == wide ? lru_insert(&src4, wide, T_SRC4, pos, 0) : -1;
 		case T_SRC6: return lru_insert(&src6, 1, T_SRC6, pos, 0);
-		case T_AGG4: return lru_insert(&agg4, wide, T_AGG4, pos, 0);
+		case T_AGG4: return WIDE(0) == wide ? lru_insert(&agg4, wide, T_AGG4, pos, 0) : -1;
 		case T_AGG6: return lru_insert(&agg6, 1, T_AGG6, pos, 0);
 		}
 		return -1;
@@ -133,9 +136,17 @@ static __always_inline long table_insert_in(__u32 t, const struct table_key *key
 		return -1;                    \
 	at = pair_insert(bk1, bk2, lk, v6, key, pos, live, st->c[XDP_RL_STAT_INSERTS])
 	switch (t) {
-	case T_SRC4: PAIR_INSERT(src4, wide); break;
+	case T_SRC4:
+		if (WIDE(0) != wide)
+			return -1;
+		PAIR_INSERT(src4, wide);
+		break;
 	case T_SRC6: PAIR_INSERT(src6, 1); break;
-	case T_AGG4: PAIR_INSERT(agg4, wide); break;
+	case T_AGG4:
+		if (WIDE(0) != wide)
+			return -1;
+		PAIR_INSERT(agg4, wide);
+		break;
 	case T_AGG6: PAIR_INSERT(agg6, 1); break;
 	default: return -1;
 	}
