@@ -494,7 +494,7 @@ void load_report(FILE *f, const char *ifname, const struct settings *s,
 		fprintf(f, ", %u rule%s", n, n == 1 ? "" : "s");
 	if (res->tables_changed)
 		fprintf(f, "; every window restarted (the source tables changed: --bytes, a "
-			   "prefix, --max-sources, --table or the layers per source)");
+			   "prefix, --key, --max-sources, --table or the layers per source)");
 	else if (res->clocks_changed)
 		fprintf(f, "; every window restarted (--per-key and --aligned keep time on "
 			   "different clocks)");

@@ -119,7 +119,7 @@ const struct setting settings_table[] = {
 	  "and the destination port, a budget per service (rules, lists\n"
 	  "and --v4-prefix/--v6-prefix apply to the address; with a\nport, --v6-prefix is at most 112)",
 	  .kind = SK_WORD, FIELD(fixed.key), AT(fixed.key), .words = key_words, .conf_pos = 22,
-	  .form = "[--key src|dst|src,dport|dst,dport]" },
+	  .form = "\n[--key src|dst|src,dport|dst,dport]" },
 
 	{ "max-sources", OPT_MAX_SOURCES, IN_LOAD | IN_CONFIG, "N",
 	  "sources tracked per address family, the least recently\nseen evicted first (default 262144)",

@@ -135,7 +135,7 @@ def help_problems(xdp_rl, spec):
                 problems.append(f"'xdp-rl help {cmd}': no line for {opt}")
             # A synopsis that shows the words (--mode native|generic) names
             # the same ones as the spec, which completion and the man page follow.
-            m = re.search(rf"{re.escape(opt)} ([a-z][a-z0-9-]*(?:\|[a-z][a-z0-9-]*)+)\b", text)
+            m = re.search(rf"{re.escape(opt)} ([a-z][a-z0-9,-]*(?:\|[a-z][a-z0-9,-]*)+)\b", text)
             if m and m.group(1).split("|") != o.words:
                 problems.append(f"'xdp-rl help {cmd}' shows {opt} {m.group(1)}, but 'xdp-rl "
                                 f"help --options' gives it the words {o.words}: name the "

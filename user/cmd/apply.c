@@ -42,9 +42,9 @@ const struct cmd_spec cmd_apply_spec = {
 		 "\n"
 		 "Settings change live and rules are added, changed and deleted, keeping every\n"
 		 "source's window where the change allows; new source tables (bytes, a prefix,\n"
-		 "max-sources, max-layers) replace the limiter as 'load --force' does. A file\n"
-		 "with an error changes nothing (exit 2), nor does a refusal (exit 1); an apply\n"
-		 "that is killed is finished by the next xdp-rl command.\n",
+		 "key, max-sources, max-layers) replace the limiter as 'load --force' does. A\n"
+		 "file with an error changes nothing (exit 2), nor does a refusal (exit 1); an\n"
+		 "apply that is killed is finished by the next xdp-rl command.\n",
 };
 
 static int cmd_apply(int argc, char **argv)

@@ -161,6 +161,8 @@ static void status_one(struct limiter *l, struct json *j)
 		json_bool(j, "bans_checked", live->flags & XDP_RL_F_BANS);
 		/* A fleet agent shares the windows (xdp-rl fleet; stats shows the agent). */
 		json_bool(j, "fleet", live->flags & XDP_RL_F_FLEET);
+		/* What each budget is for (--key): src, dst, src,dport or dst,dport. */
+		json_str(j, "key", word_name(key_words, f->key));
 		json_u64(j, "v4_prefix", f->v4_prefix);
 		json_u64(j, "v6_prefix", f->v6_prefix);
 		json_u64(j, "max_sources", f->max_sources);
@@ -227,17 +229,21 @@ static void status_one(struct limiter *l, struct json *j)
 	       live->link_local == XDP_RL_LL_EXEMPT ? "exempt" :
 	       live->link_local == XDP_RL_LL_PREFIX ? "keyed by prefix" :
 						      "keyed per address");
+	/* --key: whose address, and the destination port or not. */
+	printf("  keys     %s address IPv4 /%u, IPv6 /%u%s (--key %s);",
+	       xdp_rl_key_dst(f->key) ? "destination" : "source", f->v4_prefix, f->v6_prefix,
+	       xdp_rl_key_port(f->key) ? ", with the destination port" : "",
+	       word_name(key_words, f->key));
 	if (f->table == XDP_RL_TABLE_LRU)
-		printf("  keys     IPv4 /%u, IPv6 /%u; table lru: the kernel's LRU hash, %llu "
-		       "sources per family, room for %u layer%s\n",
-		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
-		       f->max_layers, f->max_layers == 1 ? "" : "s");
-	else
-		printf("  keys     IPv4 /%u, IPv6 /%u; table buckets: sized for %llu sources per "
-		       "family, holds at most %llu (its slots), room for %u layer%s\n",
-		       f->v4_prefix, f->v6_prefix, (unsigned long long)f->max_sources,
-		       (unsigned long long)sources_capacity(f), f->max_layers,
+		printf(" table lru: the kernel's LRU hash, %llu sources per family, room for %u "
+		       "layer%s\n",
+		       (unsigned long long)f->max_sources, f->max_layers,
 		       f->max_layers == 1 ? "" : "s");
+	else
+		printf(" table buckets: sized for %llu sources per family, holds at most %llu (its "
+		       "slots), room for %u layer%s\n",
+		       (unsigned long long)f->max_sources, (unsigned long long)sources_capacity(f),
+		       f->max_layers, f->max_layers == 1 ? "" : "s");
 	printf("  lists    allow %llu, deny %llu prefixes (see 'xdp-rl lists %s')\n",
 	       (unsigned long long)(lm.prefixes[LIST_ALLOW][0] + lm.prefixes[LIST_ALLOW][1]),
 	       (unsigned long long)(lm.prefixes[LIST_DENY][0] + lm.prefixes[LIST_DENY][1]),
