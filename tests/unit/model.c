@@ -272,18 +272,13 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 
 /* ---- Keys ---------------------------------------------------------------------- */
 
-static int key_len(int t)
-{
-	return model_table_v6(t) ? 16 : 4;
-}
-
 struct model_key *model_find(struct model *m, int t, const __u8 a[16], __u32 lsid)
 {
 	struct model_keys *ks = &m->t[t];
 	int i;
 
 	for (i = 0; i < ks->n; i++)
-		if (ks->k[i].lsid == lsid && !memcmp(ks->k[i].a, a, key_len(t)))
+		if (ks->k[i].lsid == lsid && !memcmp(ks->k[i].a, a, model_key_len(m, t)))
 			return &ks->k[i];
 	return NULL;
 }
@@ -353,14 +348,57 @@ static int exempt(const struct model *m, int v6, const __u8 *a)
 	return link_local(v6, a) && m->live.link_local == XDP_RL_LL_EXEMPT;
 }
 
-/* The key of source @a: masked to the load's prefix, or whole if link-local per address. */
-static void source_key(const struct model *m, int v6, const __u8 *a, __u8 out[16])
+/*
+ * Port @port into key @out, if keys hold one (model.h's first point): an
+ * IPv4 key's second 32-bit word, an IPv6 key's last 16 bits (which the
+ * mask left clear), in network order.
+ */
+static void key_put_port(const struct model *m, int v6, __u16 port, __u8 out[16])
 {
-	int len = v6 ? m->f.v6_prefix : m->f.v4_prefix;
+	if (!model_key_port(m->f.key))
+		return;
+	if (!v6) {
+		out[4] = 0;
+		out[5] = 0;
+		out[6] = port >> 8;
+		out[7] = port & 0xff;
+		return;
+	}
+	out[14] |= port >> 8;
+	out[15] |= port & 0xff;
+}
 
-	if (link_local(v6, a) && m->live.link_local == XDP_RL_LL_ADDRESS)
+/*
+ * The key of address @a and @port: the address masked to the load's prefix
+ * (whole if link-local per address), and the port, but in an IPv6 address
+ * kept whole.
+ */
+static void source_key(const struct model *m, int v6, const __u8 *a, __u16 port, __u8 out[16])
+{
+	int len = v6 ? m->f.v6_prefix : m->f.v4_prefix, whole = 0;
+
+	if (link_local(v6, a) && m->live.link_local == XDP_RL_LL_ADDRESS) {
 		len = v6 ? 128 : 32;
+		whole = 1;
+	}
 	mask(a, v6, len, out);
+	if (!(v6 && whole))
+		key_put_port(m, v6, port, out);
+}
+
+/* The aggregate key of address @a and @port: the address cut to /24 or /48, and the port. */
+static void aggregate_key(const struct model *m, int v6, const __u8 *a, __u16 port, __u8 out[16])
+{
+	mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, out);
+	key_put_port(m, v6, port, out);
+}
+
+/* The port a key holds for a packet carrying @l: its destination port if it was read, else 0. */
+static __u16 packet_port(const struct model_l4 *l)
+{
+	if (!(l->known & MODEL_L4_PROTO) || !(l->known & MODEL_L4_PORT))
+		return 0;
+	return l->proto == IPPROTO_TCP || l->proto == IPPROTO_UDP ? l->dport : 0;
 }
 
 /*
@@ -600,10 +638,12 @@ static int agg_table(int v6)
 
 /* ---- A packet ------------------------------------------------------------------- */
 
-void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_l4 *l4, __u32 len,
-		  struct model_out *o)
+void model_packet(struct model *m, int v6, const __u8 src[16], const __u8 dst[16],
+		  const struct model_l4 *l4, __u32 len, struct model_out *o)
 {
 	const int ts = src_table(v6), ta = agg_table(v6);
+	const __u8 *a = model_key_dst(m->f.key) ? dst : src;
+	const __u16 port = packet_port(l4);
 	__u64 inc = m->f.bytes ? len : 1, opened = 0;
 	struct model_win *w = NULL;
 	struct model_key *k;
@@ -638,7 +678,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 		room = XDP_RL_MAX_LAYERS;
 		o->why = "its rule's shared budget";
 	} else {
-		source_key(m, v6, a, key);
+		source_key(m, v6, a, port, key);
 		k = model_find(m, ts, key, l.lsid);
 		o->why = "its key, in the table";
 		if (!k && m->live.new_sources.limit) {
@@ -674,7 +714,7 @@ void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_
 				o->why = "a new source over --new-sources: on-table-full drop";
 			} else {
 				m->st.c[XDP_RL_STAT_AGGREGATED]++;
-				mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+				aggregate_key(m, v6, a, port, key);
 				k = model_find(m, ta, key, l.lsid);
 				o->why = "its aggregate, in the table";
 				if (!k) {
@@ -769,7 +809,8 @@ static void layers_reset(struct model *m, struct model_win *w, __u32 room,
 	}
 }
 
-int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, struct model_out *o)
+int model_reset_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u64 count,
+			struct model_out *o)
 {
 	struct model_win *w;
 	struct limits l;
@@ -788,7 +829,7 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 		layers_reset(m, m->shared[id], XDP_RL_MAX_LAYERS, l.lay, l.n, count);
 		return 3;
 	}
-	source_key(m, v6, a, key);
+	source_key(m, v6, a, port, key);
 	w = key_windows(m, src_table(v6), key, l.lsid, count != 0, o);
 	if (w) {
 		where_key(&o->at, src_table(v6), key, l.lsid);
@@ -796,7 +837,7 @@ int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count, 
 		return 1;
 	}
 	/* No slot of its own: the aggregate it may be charged to. */
-	mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+	aggregate_key(m, v6, a, port, key);
 	w = key_windows(m, agg_table(v6), key, l.lsid, 0, o);
 	if (!w)
 		return 0;
@@ -818,7 +859,8 @@ int model_address_rate(const struct model *m, int v6, const __u8 a[16])
 	return 0;
 }
 
-int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o)
+int model_charge_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u64 n,
+			 struct model_out *o)
 {
 	struct model_win *w, prev;
 	struct limits l;
@@ -840,7 +882,7 @@ int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, str
 		m->st.c[XDP_RL_STAT_NEW_WINDOWS] += opened;
 		return 3;
 	}
-	source_key(m, v6, a, key);
+	source_key(m, v6, a, port, key);
 	w = key_windows(m, src_table(v6), key, l.lsid, 1, o);
 	where_key(&o->at, src_table(v6), key, l.lsid);
 	for (i = 0; i < l.n && i < m->f.room; i++) {
@@ -858,8 +900,8 @@ int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, str
 	return 1;
 }
 
-int model_remote_address(struct model *m, int v6, const __u8 a[16], __u32 layer, __u64 n, int stale,
-			 struct model_out *o)
+int model_remote_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u32 layer,
+			 __u64 n, int stale, struct model_out *o)
 {
 	struct model_win *w;
 	struct limits l;
@@ -879,11 +921,11 @@ int model_remote_address(struct model *m, int v6, const __u8 a[16], __u32 layer,
 	} else {
 		if (layer >= m->f.room)
 			return 0;
-		source_key(m, v6, a, key);
+		source_key(m, v6, a, port, key);
 		w = key_windows(m, src_table(v6), key, l.lsid, 0, o);
 		where_key(&o->at, src_table(v6), key, l.lsid);
 		if (!w) {
-			mask(a, v6, v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX, key);
+			aggregate_key(m, v6, a, port, key);
 			w = key_windows(m, agg_table(v6), key, l.lsid, 0, o);
 			where_key(&o->at, agg_table(v6), key, l.lsid);
 			what = 2;

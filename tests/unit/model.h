@@ -9,9 +9,20 @@
  *
  * The model is written from the behaviour, not from bpf/:
  *
- * - Link-local sources (169.254.0.0/16, fe80::/10) under --link-local:
- *   exempt, they pass untouched (unselected); per-address (the default),
- *   their key is the whole address; prefix, masked as any source.
+ * - A packet's key (load --key, include/xdp_rl.h's enum xdp_rl_key_kind):
+ *   its address, the source's or with --key dst the destination's, is what
+ *   everything below matches (rules, --link-local) and is masked to
+ *   --v4-prefix or --v6-prefix; with --key ...,dport the key holds the
+ *   destination port too, 0 when it could not be read (not TCP or UDP, a
+ *   later fragment, a header chain too long). Such a key is laid out as
+ *   the tables keep it: IPv4 { address, port, 0, 0 } (32-bit words, the
+ *   port in network order), IPv6 the port in the address's last 16 bits
+ *   (--v6-prefix at most 112). A link-local address keyed whole keeps all
+ *   of it: an IPv6 one then holds no port, an IPv4 one keeps its port. An
+ *   aggregate is the address cut to /24 or /48, with the port.
+ * - Link-local key addresses (169.254.0.0/16, fe80::/10) under
+ *   --link-local: exempt, they pass untouched (unselected); per-address
+ *   (the default), their key is the whole address; prefix, masked as any.
  * - Selectors (struct xdp_rl_select: a protocol, TCP SYNs without ACK,
  *   destination port ranges), judged when one is set anywhere: a packet
  *   whose ports could not be read (a later fragment) is taken by a port
@@ -19,13 +30,13 @@
  *   matching rule whose selector does not take the packet is as if it did
  *   not exist (no shorter rule stands in); the global limits' selector not
  *   taking a packet that no rule took passes it untouched (unselected).
- * - A packet's source address, under the live settings, finds the longest
+ * - A packet's key address, under the live settings, finds the longest
  *   matching rule of its family (only if the family has rules). --allow
  *   passes it; --deny drops it (passes it in dry run, counted would_drop);
  *   a --shared rule charges the rule's budget (by rule id) with its layers;
- *   a per-source rule charges the key (address masked to --v4-prefix or
- *   --v6-prefix, the rule's limit set) with the rule's layers. No rule: the
- *   key under the global limit set and layers.
+ *   a per-source rule charges the key (the first point: the address
+ *   masked, and the port; the rule's limit set) with the rule's layers. No
+ *   rule: the key under the global limit set and layers.
  * - A key in the table is charged. A key not in it is a new source: with
  *   --new-sources N/DUR, one unit is charged to the cap's window (limit N,
  *   length DUR); over the cap the source is refused a slot and handled by
@@ -124,7 +135,11 @@ struct model_win {
 	int ban_made;
 };
 
-/* A key: a masked address (network order, IPv4 in a[0..3]) and a limit set. */
+/*
+ * A key: as the tables keep it (network order: a masked address, IPv4 in
+ * a[0..3], and its port if keys hold one; model.h's first point) and a
+ * limit set.
+ */
 struct model_key {
 	__u8 a[16];
 	__u32 lsid;
@@ -150,6 +165,7 @@ struct model_fixed {
 	int bytes;
 	int v4_prefix, v6_prefix;
 	__u32 room; /* --max-layers: windows per slot */
+	__u32 key;  /* --key: enum xdp_rl_key_kind */
 };
 
 struct model {
@@ -235,30 +251,36 @@ void model_rule_counts(const struct model *m, __u32 *n4, __u32 *n6);
 /* The longest window any rule has (for max_window_ns). */
 __u64 model_rules_max_window(const struct model *m);
 
-/* A packet of @len bytes from address @a (network order; IPv4 in a[0..3]) carrying @l4. */
-void model_packet(struct model *m, int v6, const __u8 a[16], const struct model_l4 *l4, __u32 len,
-		  struct model_out *o);
+/*
+ * A packet of @len bytes from address @src to address @dst (network order;
+ * IPv4 in a[0..3]) carrying @l4.
+ */
+void model_packet(struct model *m, int v6, const __u8 src[16], const __u8 dst[16],
+		  const struct model_l4 *l4, __u32 len, struct model_out *o);
 
 /*
- * `reset ADDRESS` (@count 0) and `reset ADDRESS --count N`, as
- * user/cmd/reset.c does them: what limits the address starts afresh.
+ * `reset ADDRESS [PORT]` (@count 0) and `reset ADDRESS [PORT] --count N`,
+ * as user/cmd/reset.c does them: what limits the key of address @a (the
+ * key's: the source's or with --key dst the destination's) and @port (with
+ * --key ...,dport; else not looked at) starts afresh.
  * Returns what was reset: 0 nothing (a rule allows or denies it, or it has
  * no window), 1 its own key, 2 its aggregate, 3 its rule's shared budget.
  * o->at says which, o->ins a key given a slot.
  */
-int model_reset_address(struct model *m, int v6, const __u8 a[16], __u64 count,
+int model_reset_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u64 count,
 			struct model_out *o);
-/* `charge ADDRESS N`: 0 refused (an allow or deny rule), 1 its key, 3 its shared budget. */
-int model_charge_address(struct model *m, int v6, const __u8 a[16], __u64 n, struct model_out *o);
+/* `charge ADDRESS [PORT] N`: 0 refused (an allow or deny rule), 1 its key, 3 its shared budget. */
+int model_charge_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u64 n,
+			 struct model_out *o);
 /*
  * The fleet agent writes @n as the share of layer @layer of the window that
- * limits address @a (its key, else its aggregate; or its rule's shared
- * budget), for the window as it is (@stale: for one of its past windows,
+ * limits address @a and @port (its key, else its aggregate; or its rule's
+ * shared budget), for the window as it is (@stale: for one of its past windows,
  * which counts for nothing, and replaces the share). Nothing is written for
  * a window never started or closed. Returns as model_reset_address.
  */
-int model_remote_address(struct model *m, int v6, const __u8 a[16], __u32 layer, __u64 n, int stale,
-			 struct model_out *o);
+int model_remote_address(struct model *m, int v6, const __u8 a[16], __u16 port, __u32 layer,
+			 __u64 n, int stale, struct model_out *o);
 /* `reset --all`: every key's windows closed, and every --shared rule's budget. */
 void model_reset_all(struct model *m);
 
@@ -284,6 +306,24 @@ __u32 model_limit_set(const struct model *m, __u32 lsid, const struct xdp_rl_lay
 static inline int model_table_v6(int t)
 {
 	return t == MODEL_SRC6 || t == MODEL_AGG6;
+}
+
+/* Whether keys of kind @key (enum xdp_rl_key_kind) are the destination's address. */
+static inline int model_key_dst(__u32 key)
+{
+	return key == XDP_RL_KEY_DST || key == XDP_RL_KEY_DST_DPORT;
+}
+
+/* Whether keys of kind @key hold the destination port. */
+static inline int model_key_port(__u32 key)
+{
+	return key == XDP_RL_KEY_SRC_DPORT || key == XDP_RL_KEY_DST_DPORT;
+}
+
+/* How many bytes of a key table @t compares: 16 for IPv6, and for IPv4 with a port. */
+static inline int model_key_len(const struct model *m, int t)
+{
+	return model_table_v6(t) || model_key_port(m->f.key) ? 16 : 4;
 }
 
 #endif

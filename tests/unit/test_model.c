@@ -6,16 +6,19 @@
  * compared, and after every step every window, every key's place in the
  * tables and the counters.
  *
- * A scenario is a load (prefixes, --bytes, --max-sources 4..64 so that
- * keys are evicted, room for 1..4 layers), settings, rules given at load,
- * then steps: packets from a pool of 30-60 sources in a few /24s of
- * 198.18.0.0/15 and /64s of 2001:2::/48 (and now and then a link-local
- * one), over TCP, UDP or ICMP to a few ports, some of them later fragments,
- * time moving on by amounts that hit window boundaries and the ends of
- * bans, `set` (selectors, --link-local, --ban and fleet mode among what it
- * changes), `rule add`/`del` (with selectors, a per-source limit with
- * --ban), `reset [--count N]`, `charge`, `reset --all`, and the
- * fleet agent writing a window's share (the `remote` map, as
+ * A scenario is a load (--key: the source, in half of them, or the
+ * destination, with the destination port or not; prefixes, --v6-prefix at
+ * most 112 with a port; --bytes, --max-sources 4..64 so that keys are
+ * evicted, room for 1..4 layers), settings, rules given at load (on the
+ * key's addresses), then steps: packets from a pool of 30-60 sources in a
+ * few /24s of 198.18.0.0/15 and /64s of 2001:2::/48 (and now and then a
+ * link-local one) to a pool of 6-40 destinations there, over TCP, UDP or
+ * ICMP to a few ports, some of them later fragments, time moving on by
+ * amounts that hit window boundaries and the ends of bans, `set`
+ * (selectors, --link-local, --ban and fleet mode among what it changes),
+ * `rule add`/`del` (with selectors, a per-source limit with --ban), `reset
+ * [--count N]`, `charge` (a key's address, and its port with --key
+ * ...,dport), `reset --all`, and the fleet agent writing a window's share (the `remote` map, as
  * user/fleet.c does: by slot, tagged with the window's generation, now
  * and then a past window's; in an LRU element, through the program,
  * admin_remote). Bans (--ban) are checked as windows are: a window's ban
@@ -118,8 +121,17 @@ struct step {
 	enum step_kind kind;
 	int at_load;
 	int v6;
-	__u8 a[16]; /* the source; a rule's prefix */
+	/*
+	 * A packet's source; a rule's prefix; the address `reset`, `charge`
+	 * and the fleet's share name (the key's: the source's, or with --key
+	 * dst the destination's).
+	 */
+	__u8 a[16];
+	__u8 d[16]; /* a packet's destination */
 	int len;    /* a rule's prefix length */
+	/* `reset`, `charge`, the fleet's share: the key's port (with --key ...,dport) */
+	int with_port;
+	__u16 port;
 	__u32 size; /* a packet's frame length (0: the smallest) */
 	int vlans;
 	struct model_l4 l4; /* a packet's transport */
@@ -165,11 +177,20 @@ struct pool_addr {
 	__u8 a[16];
 };
 
+struct pool {
+	struct pool_addr a[64];
+	int n;
+};
+
 struct gen {
 	struct rng r;
 	const struct scenario *sc;
-	struct pool_addr pool[64];
-	int npool;
+	/*
+	 * The addresses packets come from and go to. Rules, `reset`, `charge`
+	 * and the fleet name the key's (key_pool: the sources', or with --key
+	 * dst the destinations').
+	 */
+	struct pool src, dst;
 	struct settings cur;
 	struct step rules[MODEL_MAX_RULES]; /* the rules added and not deleted, as generated */
 	int nrules;
@@ -412,12 +433,56 @@ static void gen_set(struct gen *g, struct settings *s)
 	}
 }
 
-static const struct pool_addr *gen_source(struct gen *g)
+/* The pool of the addresses keys are made of (--key): the sources', or the destinations'. */
+static const struct pool *key_pool(const struct gen *g)
 {
-	/* A third of the packets from a few hot sources, so that windows fill. */
+	return model_key_dst(g->sc->lo.key) ? &g->dst : &g->src;
+}
+
+/* An address keys are made of: a packet's key address, a rule's, what `reset` names. */
+static const struct pool_addr *gen_key_addr(struct gen *g)
+{
+	const struct pool *p = key_pool(g);
+
+	/* A third of the packets of a few hot keys, so that windows fill. */
 	if (chance(&g->r, 35))
-		return &g->pool[below(&g->r, g->npool < 5 ? g->npool : 5)];
-	return &g->pool[below(&g->r, g->npool)];
+		return &p->a[below(&g->r, p->n < 5 ? p->n : 5)];
+	return &p->a[below(&g->r, p->n)];
+}
+
+/*
+ * The packet's other address, of family @v6, from the pool keys are not
+ * made of (any of it: it is not looked at); if that pool has none of the
+ * family, 198.18.0.2 or 2001:2::2.
+ */
+static void gen_other_addr(struct gen *g, int v6, __u8 out[16])
+{
+	const struct pool *p = model_key_dst(g->sc->lo.key) ? &g->src : &g->dst;
+	int i, n = 0, j;
+
+	for (i = 0; i < p->n; i++)
+		n += p->a[i].v6 == v6;
+	memset(out, 0, 16);
+	if (!n) {
+		inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:2::2" : "198.18.0.2", out);
+		return;
+	}
+	j = below(&g->r, n);
+	for (i = 0; i < p->n; i++)
+		if (p->a[i].v6 == v6 && !j--)
+			memcpy(out, p->a[i].a, 16);
+}
+
+/*
+ * A key's port, for `reset`, `charge` and the fleet's share with --key
+ * ...,dport: mostly one the packets go to, now and then 0 (the packets
+ * whose port could not be read) or any.
+ */
+static __u16 gen_key_port(struct gen *g)
+{
+	__u64 k = below(&g->r, 100);
+
+	return k < 70 ? port_list[below(&g->r, NPORTS)] : k < 85 ? 0 : below(&g->r, 65536);
 }
 
 static void mask_bytes(__u8 *a, int v6, int len)
@@ -432,7 +497,7 @@ static void gen_rule(struct gen *g, struct step *st)
 {
 	static const int lens4[] = { 32, 32, 32, 31, 28, 25, 24, 24, 23, 16 };
 	static const int lens6[] = { 128, 128, 120, 112, 96, 80, 64, 64, 63, 56, 48 };
-	const struct pool_addr *p = gen_source(g);
+	const struct pool_addr *p = gen_key_addr(g);
 	__u64 k = below(&g->r, 100);
 	struct xdp_rl_rule *r = &st->rule;
 
@@ -564,7 +629,11 @@ static void push(struct scenario *sc, int *cap, const struct step *st)
 	sc->s[sc->n++] = *st;
 }
 
-static void gen_pool(struct gen *g)
+/*
+ * A pool of @min .. @max addresses in a few /24s of 198.18.0.0/15 and /64s
+ * of 2001:2::/48, @link_local percent of them link-local.
+ */
+static void gen_pool(struct gen *g, struct pool *pool, int min, int max, int link_local)
 {
 	int n24 = 1 + below(&g->r, 4), n64 = 1 + below(&g->r, 3), i, j, six = below(&g->r, 50);
 	__u8 nets4[4][3], nets6[3][2];
@@ -578,13 +647,13 @@ static void gen_pool(struct gen *g)
 		nets6[i][0] = below(&g->r, 256);
 		nets6[i][1] = chance(&g->r, 50) ? 0 : below(&g->r, 256);
 	}
-	g->npool = 30 + below(&g->r, 31);
-	for (i = 0; i < g->npool; i++) {
-		struct pool_addr *p = &g->pool[i];
+	pool->n = min + below(&g->r, max - min + 1);
+	for (i = 0; i < pool->n; i++) {
+		struct pool_addr *p = &pool->a[i];
 
 		memset(p, 0, sizeof(*p));
 		p->v6 = (int)below(&g->r, 100) < six;
-		if (chance(&g->r, 8)) {
+		if (chance(&g->r, link_local)) {
 			/* Link-local: 169.254.7.N, fe80::N or fe80::1:N (--link-local). */
 			if (!p->v6) {
 				p->a[0] = 169;
@@ -632,6 +701,15 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	sc->lo.bytes = chance(&g.r, 25);
 	sc->lo.v4_prefix = chance(&g.r, 60) ? 32 : 24;
 	sc->lo.v6_prefix = chance(&g.r, 60) ? 64 : 128;
+	/* --key: half the scenarios keyed by the source, as before keys had kinds. */
+	k = below(&g.r, 100);
+	sc->lo.key = k < 50 ? XDP_RL_KEY_SRC :
+		     k < 65 ? XDP_RL_KEY_DST :
+		     k < 80 ? XDP_RL_KEY_SRC_DPORT :
+			      XDP_RL_KEY_DST_DPORT;
+	/* A port takes an IPv6 key's last 16 bits: --v6-prefix at most 112 (xdp-rl refuses more). */
+	if (model_key_port(sc->lo.key) && sc->lo.v6_prefix > XDP_RL_KEY6_PORT_PREFIX)
+		sc->lo.v6_prefix = chance(&g.r, 65) ? XDP_RL_KEY6_PORT_PREFIX : 96;
 	sc->lo.layers = chance(&g.r, 35) ? 1 : 1 + below(&g.r, XDP_RL_MAX_LAYERS);
 	sc->lo.sources = sources[below(&g.r, sizeof(sources) / sizeof(sources[0]))];
 	sc->tai = tais[below(&g.r, 3)];
@@ -639,7 +717,12 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	g.bans = k < 30 ? 0 : k < 60 ? 1 : 2;
 	k = below(&g.r, 100);
 	g.rates = k < 30 ? 0 : k < 65 ? 1 : 2;
-	gen_pool(&g);
+	/*
+	 * Sources, and destinations: fewer of them (services), none
+	 * link-local.
+	 */
+	gen_pool(&g, &g.src, 30, 60, 8);
+	gen_pool(&g, &g.dst, 6, 40, 0);
 	gen_settings(&g, &sc->init);
 	g.cur = sc->init;
 
@@ -654,11 +737,12 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 		k = below(&g.r, 1040);
 		memset(&st, 0, sizeof(st));
 		if (k < 700) {
-			const struct pool_addr *p = gen_source(&g);
+			const struct pool_addr *p = gen_key_addr(&g);
 
 			st.kind = ST_PKT;
 			st.v6 = p->v6;
-			memcpy(st.a, p->a, 16);
+			memcpy(model_key_dst(sc->lo.key) ? st.d : st.a, p->a, 16);
+			gen_other_addr(&g, p->v6, model_key_dst(sc->lo.key) ? st.a : st.d);
 			st.vlans = chance(&g.r, 90) ? 0 : 1 + below(&g.r, 2);
 			st.size = sc->lo.bytes || chance(&g.r, 10) ? 60 + below(&g.r, 197) : 0;
 			gen_l4(&g, &st);
@@ -689,11 +773,13 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 				st.kind = ST_RULE_DEL;
 			}
 		} else if (k < 995) {
-			const struct pool_addr *p = gen_source(&g);
+			const struct pool_addr *p = gen_key_addr(&g);
 
 			st.kind = k < 955 ? ST_RESET : ST_CHARGE;
 			st.v6 = p->v6;
 			memcpy(st.a, p->a, 16);
+			st.with_port = model_key_port(sc->lo.key);
+			st.port = st.with_port ? gen_key_port(&g) : 0;
 			if (k >= 940 && k < 955) /* reset --count N */
 				st.n = sc->lo.bytes ? 1 + below(&g.r, 1500) : 1 + below(&g.r, 8);
 			else if (st.kind == ST_CHARGE)
@@ -707,11 +793,13 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 		} else if (k < 1000) {
 			st.kind = ST_RESET_ALL;
 		} else {
-			const struct pool_addr *p = gen_source(&g);
+			const struct pool_addr *p = gen_key_addr(&g);
 
 			st.kind = ST_REMOTE;
 			st.v6 = p->v6;
 			memcpy(st.a, p->a, 16);
+			st.with_port = model_key_port(sc->lo.key);
+			st.port = st.with_port ? gen_key_port(&g) : 0;
 			st.len = below(&g.r, sc->lo.layers);
 			st.n = sc->lo.bytes ? below(&g.r, 1500) : below(&g.r, 8);
 			st.stale = chance(&g.r, 15);
@@ -846,6 +934,7 @@ static void step_put(FILE *f, const struct step *st)
 	switch (st->kind) {
 	case ST_PKT:
 		fprintf(f, "packet from %s", addr_str(st->v6, st->a, a));
+		fprintf(f, " to %s", addr_str(st->v6, st->d, a));
 		if (st->vlans)
 			fprintf(f, ", %d VLAN tag%s", st->vlans, st->vlans > 1 ? "s" : "");
 		fprintf(f, ", %s", proto_name(st->l4.proto));
@@ -890,28 +979,37 @@ static void step_put(FILE *f, const struct step *st)
 		break;
 	case ST_RESET:
 		fprintf(f, "reset %s", addr_str(st->v6, st->a, a));
+		if (st->with_port)
+			fprintf(f, " %u", st->port);
 		if (st->n)
 			fprintf(f, " --count %llu", (unsigned long long)st->n);
 		break;
 	case ST_CHARGE:
-		fprintf(f, "charge %s %llu", addr_str(st->v6, st->a, a), (unsigned long long)st->n);
+		fprintf(f, "charge %s", addr_str(st->v6, st->a, a));
+		if (st->with_port)
+			fprintf(f, " %u", st->port);
+		fprintf(f, " %llu", (unsigned long long)st->n);
 		break;
 	case ST_RESET_ALL: fprintf(f, "reset --all"); break;
 	case ST_REMOTE:
-		fprintf(f, "fleet share of layer %d of %s's window: %llu%s", st->len,
-			addr_str(st->v6, st->a, a), (unsigned long long)st->n,
+		fprintf(f, "fleet share of layer %d of %s", st->len, addr_str(st->v6, st->a, a));
+		if (st->with_port)
+			fprintf(f, " port %u", st->port);
+		fprintf(f, "'s window: %llu%s", (unsigned long long)st->n,
 			st->stale ? ", tagged with a past window" : "");
 		break;
 	}
 }
 
+static const char *const key_names[XDP_RL_KEY_KINDS] = { "src", "dst", "src,dport", "dst,dport" };
+
 static void scenario_head(FILE *f, const struct scenario *sc)
 {
 	char w[32];
 
-	fprintf(f, "load --v4-prefix %d --v6-prefix %d --max-sources %u --max-layers %d%s",
-		sc->lo.v4_prefix, sc->lo.v6_prefix, sc->lo.sources, sc->lo.layers,
-		sc->lo.bytes ? " --bytes" : "");
+	fprintf(f, "load --key %s --v4-prefix %d --v6-prefix %d --max-sources %u --max-layers %d%s",
+		key_names[sc->lo.key % XDP_RL_KEY_KINDS], sc->lo.v4_prefix, sc->lo.v6_prefix,
+		sc->lo.sources, sc->lo.layers, sc->lo.bytes ? " --bytes" : "");
 	settings_put(f, &sc->init);
 	fprintf(f, " (CLOCK_TAI to Unix: %s%s)", sc->tai < 0 ? "-" : "",
 		dur_str(sc->tai < 0 ? -sc->tai : sc->tai, w, sizeof(w)));
@@ -946,6 +1044,9 @@ enum cover {
 	C_BAN_ENDED,
 	C_RATE,
 	C_RATE_REFUSED,
+	C_PORT_READ,
+	C_PORT_UNREAD,
+	C_LINK_LOCAL,
 	C_NCOVER,
 };
 
@@ -975,9 +1076,14 @@ static const char *const cover_names[C_NCOVER] = {
 	"bans run out",
 	"judged by a rate",
 	"refused by a rate",
+	"keyed with the port read",
+	"keyed with port 0 (none read)",
+	"judged with a link-local key address",
 };
 
 static __u64 cover[C_NCOVER];
+/* Scenarios run and packets judged, by --key (enum xdp_rl_key_kind). */
+static __u64 kind_scenarios[XDP_RL_KEY_KINDS], kind_packets[XDP_RL_KEY_KINDS];
 
 struct run {
 	const struct scenario *sc;
@@ -1029,14 +1135,19 @@ static const char *table_name(int t)
 
 static void key_words(const struct run *r, int t, const __u8 *a, __u32 lsid, char *buf, size_t len)
 {
-	char s[INET6_ADDRSTRLEN];
+	char s[INET6_ADDRSTRLEN], port[40] = "";
 	int plen = t == MODEL_SRC4 ? r->sc->lo.v4_prefix :
 		   t == MODEL_SRC6 ? r->sc->lo.v6_prefix :
 		   t == MODEL_AGG4 ? XDP_RL_AGG4_PREFIX :
 				     XDP_RL_AGG6_PREFIX;
 
-	snprintf(buf, len, "%s/%d (limit set %u, %s)", addr_str(model_table_v6(t), a, s), plen,
-		 lsid, table_name(t));
+	/* A port: an IPv4 key's second word; an IPv6 key's last 16 bits (model.h). */
+	if (model_key_port(r->sc->lo.key))
+		snprintf(port, sizeof(port),
+			 model_table_v6(t) ? " (last 16 bits: port %u)" : " port %u",
+			 model_table_v6(t) ? a[14] << 8 | a[15] : a[6] << 8 | a[7]);
+	snprintf(buf, len, "%s/%d%s (limit set %u, %s)", addr_str(model_table_v6(t), a, s), plen,
+		 port, lsid, table_name(t));
 }
 
 /* Open a mismatch report (the first one of a run is kept). */
@@ -1150,6 +1261,12 @@ static void windows_put(FILE *f, const char *indent, const struct model_win *mw,
 static void key_k(const __u8 *a, __u32 k[4])
 {
 	memcpy(k, a, 16);
+}
+
+/* Whether table @t keeps 16-byte keys (IPv6, or keys with a port): how its keys hash. */
+static int key_wide(const struct run *r, int t)
+{
+	return model_key_len(&r->m, t) == 16;
 }
 
 /* The table's windows of a key into @w (room of them): 1, or 0 if it has no slot. */
@@ -1309,7 +1426,7 @@ static int free_slots(struct run *r, const struct model_where *ins)
 		return (int)(mt_capacity(mt) - held);
 	}
 	key_k(ins->a, k);
-	h = xdp_rl_hash(k, model_table_v6(ins->table), ins->lsid, TEST_SEED);
+	h = xdp_rl_hash(k, key_wide(r, ins->table), ins->lsid, TEST_SEED);
 	xdp_rl_bucket_pair(h, mt->nbuckets, &b[0], &b[1]);
 	for (i = 0; i < 2; i++)
 		for (j = 0; j < XDP_RL_BUCKET_SLOTS; j++)
@@ -1324,11 +1441,11 @@ static int pairs_meet(struct run *r, int t, const struct model_key *x, const str
 	__u32 k[4], a[2], b[2];
 
 	key_k(x->a, k);
-	xdp_rl_bucket_pair(xdp_rl_hash(k, model_table_v6(t), x->lsid, TEST_SEED), mt->nbuckets,
-			   &a[0], &a[1]);
+	xdp_rl_bucket_pair(xdp_rl_hash(k, key_wide(r, t), x->lsid, TEST_SEED), mt->nbuckets, &a[0],
+			   &a[1]);
 	key_k(y->a, k);
-	xdp_rl_bucket_pair(xdp_rl_hash(k, model_table_v6(t), y->lsid, TEST_SEED), mt->nbuckets,
-			   &b[0], &b[1]);
+	xdp_rl_bucket_pair(xdp_rl_hash(k, key_wide(r, t), y->lsid, TEST_SEED), mt->nbuckets, &b[0],
+			   &b[1]);
 	return a[0] == b[0] || a[0] == b[1] || a[1] == b[0] || a[1] == b[1];
 }
 
@@ -1344,7 +1461,7 @@ static int unknown_key(const struct mt_entry *e, void *ctx)
 	__u8 a[16] = {};
 	char kw[160];
 
-	memcpy(a, e->k, model_table_v6(w->t) ? 16 : 4);
+	memcpy(a, e->k, model_key_len(&w->r->m, w->t));
 	if (model_find(&w->r->m, w->t, a, e->lsid))
 		return 0;
 	key_words(w->r, w->t, a, e->lsid, kw, sizeof(kw));
@@ -1619,6 +1736,7 @@ static int run_load(struct run *r, int quiet)
 	fx->max_layers = lo->layers;
 	fx->seed = TEST_SEED;
 	fx->table = r->e.table;
+	fx->key = lo->key;
 	return 0;
 }
 
@@ -1778,6 +1896,16 @@ static const char *xdp_word(int v)
 	return v == XDP_PASS ? "PASS" : v == XDP_DROP ? "DROP" : "?";
 }
 
+/*
+ * The packet's destination into @p: build() writes 198.18.0.2 or 2001:2::2
+ * into the IP header after the Ethernet header and its VLAN tags (no IPv4
+ * checksum is made, nor looked at).
+ */
+static void put_dst(struct pkt *p, const struct step *st)
+{
+	memcpy(p->b + 14 + 4 * st->vlans + (st->v6 ? 24 : 16), st->d, st->v6 ? 16 : 4);
+}
+
 static void ip_of(const struct step *st, struct ip_addr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -1793,7 +1921,7 @@ static int real_reset(struct run *r, const struct step *st)
 	int res;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, 0, &t);
+	target_of(&r->e.lim, &a, st->port, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
@@ -1805,7 +1933,7 @@ static int real_reset(struct run *r, const struct step *st)
 		return -1;
 	if (st->n || res > 0)
 		return res > 0;
-	target_aggregate(&r->e.lim, &a, 0, &t);
+	target_aggregate(&r->e.lim, &a, st->port, &t);
 	res = admin_reset(&r->e.lim, t.id, t.k, t.set.lsid, 0, t.set.n, 0, t.set.lay);
 	return res < 0 ? -1 : res > 0 ? 2 : 0;
 }
@@ -1818,7 +1946,7 @@ static int real_charge(struct run *r, const struct step *st)
 	int res;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, 0, &t);
+	target_of(&r->e.lim, &a, st->port, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT)
 		return 0;
 	if (t.kind == TARGET_SHARED)
@@ -1851,7 +1979,7 @@ static int real_remote(struct run *r, const struct step *st)
 	int what = 1, found;
 
 	ip_of(st, &a);
-	target_of(&r->e.lim, &a, 0, &t);
+	target_of(&r->e.lim, &a, st->port, &t);
 	if (t.kind == TARGET_ALLOW || t.kind == TARGET_DENY || t.kind == TARGET_EXEMPT ||
 	    (__u32)st->len >= t.set.n)
 		return 0;
@@ -1868,7 +1996,7 @@ static int real_remote(struct run *r, const struct step *st)
 		mt = t.id == PIN_SRC4 ? &r->e.t4 : &r->e.t6;
 		found = mt_get(mt, t.k, t.set.lsid, &en);
 		if (!found) {
-			target_aggregate(&r->e.lim, &a, 0, &t);
+			target_aggregate(&r->e.lim, &a, st->port, &t);
 			mt = t.id == PIN_AGG4 ? &r->agg4 : &r->agg6;
 			found = mt_get(mt, t.k, t.set.lsid, &en);
 			what = 2;
@@ -1933,10 +2061,19 @@ static int real_rule_del(struct run *r, const struct step *st)
 			bpf_map_delete_elem(bpf_map__fd(r->e.skel->maps.rules4), &k4);
 }
 
-static void cover_packet(struct run *r, const struct model_out *o)
+static void cover_packet(struct run *r, const struct step *st, const struct model_out *o)
 {
+	const __u8 *a = model_key_dst(r->sc->lo.key) ? st->d : st->a;
+	const int port = model_key_port(r->sc->lo.key) && o->at.kind == MW_KEY,
+		  read = (st->l4.known & MODEL_L4_PORT) &&
+			 (st->l4.proto == IPPROTO_TCP || st->l4.proto == IPPROTO_UDP);
 	__u64 *c = r->cover;
 
+	c[C_PORT_READ] += port && read;
+	c[C_PORT_UNREAD] += port && !read;
+	c[C_LINK_LOCAL] +=
+		o->v != MV_UNSELECTED &&
+		(st->v6 ? a[0] == 0xfe && (a[1] & 0xc0) == 0x80 : a[0] == 169 && a[1] == 254);
 	c[C_ALLOW] += o->v == MV_ALLOW;
 	c[C_DENY] += o->v == MV_DENY;
 	c[C_SHARED] += o->at.kind == MW_SHARED;
@@ -1991,7 +2128,8 @@ static int run_step(struct run *r, int i)
 			.later_fragment = st->l4.known == MODEL_L4_PROTO,
 			.first_cut = st->l4.known == (MODEL_L4_PROTO | MODEL_L4_PORT),
 			.ext = st->l4.known ? st->ext : XDP_RL_MAX_EXT_HDRS + 1 });
-		model_packet(&r->m, st->v6, st->a, &st->l4, p.len, &o);
+		put_dst(&p, st);
+		model_packet(&r->m, st->v6, st->a, st->d, &st->l4, p.len, &o);
 		pre = free_slots(r, &o.ins);
 		got = run(&r->e, &p, 1);
 		r->packets++;
@@ -2006,7 +2144,7 @@ static int run_step(struct run *r, int i)
 			snprintf(why, sizeof(why), "%s", o.why);
 		snprintf(what, sizeof(what), "%s (%s)", xdp_word(o.xdp), why);
 		if (r->cover) {
-			cover_packet(r, &o);
+			cover_packet(r, st, &o);
 			if (r->m.st.c[XDP_RL_STAT_BANS] != bans)
 				r->cover[o.v == MV_BANNED ? C_BAN_TURNOVER : C_BAN_MADE]++;
 		}
@@ -2090,8 +2228,9 @@ static int run_step(struct run *r, int i)
 			snprintf(what, sizeof(what), "refused: a rate keeps no count to set");
 			break;
 		}
-		want = st->kind == ST_RESET ? model_reset_address(&r->m, st->v6, st->a, st->n, &o) :
-					      model_charge_address(&r->m, st->v6, st->a, st->n, &o);
+		want = st->kind == ST_RESET ?
+			       model_reset_address(&r->m, st->v6, st->a, st->port, st->n, &o) :
+			       model_charge_address(&r->m, st->v6, st->a, st->port, st->n, &o);
 		pre = free_slots(r, &o.ins);
 		got = st->kind == ST_RESET ? real_reset(r, st) : real_charge(r, st);
 		snprintf(what, sizeof(what), "%s%s",
@@ -2107,7 +2246,8 @@ static int run_step(struct run *r, int i)
 		break;
 	case ST_REMOTE:
 		r->ops++;
-		want = model_remote_address(&r->m, st->v6, st->a, st->len, st->n, st->stale, &o);
+		want = model_remote_address(&r->m, st->v6, st->a, st->port, st->len, st->n,
+					    st->stale, &o);
 		got = real_remote(r, st);
 		snprintf(what, sizeof(what), "%s", remote_words[want]);
 		if (r->cover && want)
@@ -2165,7 +2305,7 @@ static int run_scenario(struct run *r, const struct scenario *sc, FILE *log, int
 		return -1;
 	model_init(&r->m,
 		   &(struct model_fixed){ sc->lo.bytes, sc->lo.v4_prefix, sc->lo.v6_prefix,
-					  sc->lo.layers },
+					  sc->lo.layers, sc->lo.key },
 		   r->e.skel->bss->fake_now_ns);
 	r->lsid = TEST_LSID;
 	r->next_lsid = TEST_LSID + 1;
@@ -2342,6 +2482,8 @@ UNIT_TEST(model)
 			break;
 		}
 		scenarios++;
+		kind_scenarios[sc.lo.key % XDP_RL_KEY_KINDS]++;
+		kind_packets[sc.lo.key % XDP_RL_KEY_KINDS] += r.packets;
 		cover[C_TURNOVER] += r.m.st.c[XDP_RL_STAT_NEW_WINDOWS];
 		packets += r.packets;
 		ops += r.ops;
@@ -2368,6 +2510,11 @@ UNIT_TEST(model)
 	       (unsigned long long)scenarios, (unsigned long long)steps,
 	       (unsigned long long)packets, (unsigned long long)ops, now_s() - t0,
 	       (unsigned long long)seed);
+	printf("model: packets judged by --key:");
+	for (i = 0; i < XDP_RL_KEY_KINDS; i++)
+		printf("%s %s %llu (%llu scenarios)", i ? "," : "", key_names[i],
+		       (unsigned long long)kind_packets[i], (unsigned long long)kind_scenarios[i]);
+	printf("\n");
 	printf("model: exercised:");
 	for (i = 0; i < C_NCOVER; i++)
 		printf("%s %s %llu", i ? "," : "", cover_names[i], (unsigned long long)cover[i]);
