@@ -693,3 +693,25 @@ def test_a_late_round_is_an_error(fleet):
     while "syncing again" not in fleet.agent_log(0):
         assert time.time() < end, fleet.agent_log(0)
         time.sleep(0.1)
+
+
+def test_a_key_with_a_port_is_shared_under_its_own_name(fleet):
+    """--key dst,dport (the destination and port's budget, whoever sends):
+    the fleet shares each key's window under a name that carries both, so
+    servers keyed differently never add up each other's counts; the total
+    stays within the bound."""
+    fleet.load("--aligned", "--key", "dst,dport")
+    fleet.redis()
+    for i in range(2):
+        fleet.start_agent(i)
+    for i in range(2):
+        fleet.wait_syncing(i)
+    passed, rates, number = fleet.burst()
+    check_bound(passed, rates, "two agents, --key dst,dport")
+    # sendpkts sends UDP to port 9 of the receiver's 198.18.0.2 (rlbed).
+    key = f"xdp-rl:{fleet.tag}:all:{WINDOW_S}s:dst=198.18.0.2/32,dport=9:{number}"
+    keys = fleet.keys()
+    assert key in keys, (key, keys)
+    assert sum(passed) <= keys[key] <= sum(passed) + 2, (keys[key], passed)
+    for i in range(2):
+        assert fleet.stop_agent(i) == 0, fleet.agent_log(i)
