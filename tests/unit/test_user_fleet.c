@@ -813,3 +813,82 @@ UNIT_TEST(fleet_lru_shared_place)
 out:
 	agent_free(&a);
 }
+
+/* ---- fleet_who: each --key's keys ------------------------------------------------- */
+
+/* The text of key @addr (a table's key, masked) with @port in table @t, under --key @key. */
+static const char *who_of(struct fleet *f, __u32 key, __u32 t, const char *addr, int port)
+{
+	static char buf[128];
+	__u32 k[4] = {};
+	int v6 = strchr(addr, ':') != NULL;
+
+	f->key = key;
+	inet_pton(v6 ? AF_INET6 : AF_INET, addr, k);
+	if (port >= 0) {
+		if (v6)
+			k[3] |= htonl(port);
+		else
+			k[1] = htonl(port);
+	}
+	fleet_who(f, t, k, buf, sizeof(buf));
+	return buf;
+}
+
+UNIT_TEST(fleet_who_keys)
+{
+	struct fleet f;
+
+	fleet_init(&f, "web", 0, 1);
+	f.v4_prefix = 24;
+	f.v6_prefix = 64;
+	f.link_local = XDP_RL_LL_ADDRESS;
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC4, "198.51.100.0", 443),
+		     "198.51.100.0/24,dport=443",
+		     "fleet_who: src,dport: an IPv4 key's port in k[1]");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC4, "198.51.100.0", 0),
+		     "198.51.100.0/24,dport=0",
+		     "fleet_who: src,dport: port 0 (none could be read)");
+	ASSERT_STREQ(
+		who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC6, "2001:db8:1:2::", 53),
+		"2001:db8:1:2::/64,dport=53",
+		"fleet_who: src,dport: an IPv6 key's port in its last 16 bits, not the address");
+	f.v6_prefix = 112;
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC6, "2001:db8::7:0", 65535),
+		     "2001:db8::7:0/112,dport=65535",
+		     "fleet_who: src,dport: --v6-prefix 112 and the highest port");
+	f.v6_prefix = 64;
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST, XDP_RL_T_SRC4, "198.51.100.0", -1),
+		     "dst=198.51.100.0/24", "fleet_who: dst: IPv4");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST, XDP_RL_T_SRC6, "2001:db8:1:2::", -1),
+		     "dst=2001:db8:1:2::/64", "fleet_who: dst: IPv6");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST_DPORT, XDP_RL_T_SRC4, "198.51.100.0", 80),
+		     "dst=198.51.100.0/24,dport=80", "fleet_who: dst,dport: IPv4");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST_DPORT, XDP_RL_T_SRC6, "2001:db8:1:2::", 8080),
+		     "dst=2001:db8:1:2::/64,dport=8080", "fleet_who: dst,dport: IPv6");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_AGG4, "198.51.100.0", 443),
+		     "agg=198.51.100.0/24,dport=443", "fleet_who: src,dport: an IPv4 aggregate");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST, XDP_RL_T_AGG4, "198.51.100.0", -1),
+		     "dst-agg=198.51.100.0/24", "fleet_who: dst: an IPv4 aggregate");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST, XDP_RL_T_AGG6, "2001:db8:1::", -1),
+		     "dst-agg=2001:db8:1::/48", "fleet_who: dst: an IPv6 aggregate");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST_DPORT, XDP_RL_T_AGG4, "198.51.100.0", 25),
+		     "dst-agg=198.51.100.0/24,dport=25", "fleet_who: dst,dport: an IPv4 aggregate");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST_DPORT, XDP_RL_T_AGG6, "2001:db8:1::", 443),
+		     "dst-agg=2001:db8:1::/48,dport=443",
+		     "fleet_who: dst,dport: an IPv6 aggregate");
+	/* Link-local keyed whole: IPv6 has no room for a port, IPv4 keeps it. */
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC6, "fe80::1234:5678", -1),
+		     "fe80::1234:5678/128",
+		     "fleet_who: src,dport: fe80:: keyed whole: all of it, no port");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_DST_DPORT, XDP_RL_T_SRC6, "fe80::50", -1),
+		     "dst=fe80::50/128",
+		     "fleet_who: dst,dport: fe80::50 keyed whole: its last 16 bits are no port");
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC4, "169.254.3.4", 22),
+		     "169.254.3.4/32,dport=22", "fleet_who: src,dport: 169.254/16 keeps its port");
+	f.link_local = XDP_RL_LL_PREFIX;
+	ASSERT_STREQ(who_of(&f, XDP_RL_KEY_SRC_DPORT, XDP_RL_T_SRC6, "fe80::", 53),
+		     "fe80::/64,dport=53",
+		     "fleet_who: src,dport: --link-local prefix: fe80::/64 and its port");
+	fleet_free(&f);
+}
