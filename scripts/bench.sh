@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # make bench: what xdp-rl costs per packet against the XDP hook's floor, a
 # plain reference limiter, nftables and iptables, its map memory, the fleet
-# agent's rounds, what a capture and --ban cost the datapath, and what a
-# rate (--rate) costs against a fixed window and the kernel's token buckets.
+# agent's rounds, what a capture and --ban cost the datapath, what a
+# rate (--rate) costs against a fixed window and the kernel's token buckets,
+# and what a --key beyond the source costs.
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
 # Prints its tables and writes them to BUILD/bench/results.txt (raw data
 # beside it: kern.json, e2e.json, e2e.jsonl, mem.json, fleet.jsonl,
-# capture.json, ban.json, rate.json, rate_e2e.json(l)), then puts each
-# part's tables in doc/costs.md
+# capture.json, ban.json, rate.json, rate_e2e.json(l), keys.json), then puts
+# each part's tables in doc/costs.md
 # between its markers (scripts/bench_doc.py), with the run's date, commit
 # and machine.
 # Timings are only measured, never asserted; make test does not run this.
@@ -22,12 +23,13 @@
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
 #   BENCH_RATE_ROUNDS=N     end-to-end rounds of part 7 (default 7)
-#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban rate (default: all);
+#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban rate keys (default: all);
 #                           with some left out, the run's date, commit and machine go into
 #                           each part run, and doc/costs.md keeps the other parts and its
 #                           'run' lines as they were (e.g. BENCH_PARTS=capture: part 5 alone,
 #                           under a minute; BENCH_PARTS=ban: part 6 alone, about a minute;
-#                           BENCH_PARTS=rate: part 7 alone, about three minutes)
+#                           BENCH_PARTS=rate: part 7 alone, about three minutes;
+#                           BENCH_PARTS=keys: part 8 alone, about a minute)
 #
 # The end-to-end part makes two namespaces with scripts/testbed.sh and always
 # removes them; its traffic stays inside them (sources in 198.19.0.0/16).
@@ -54,15 +56,17 @@ cap_args=(--json "$out/capture.json")
 ban_args=(--json "$out/ban.json")
 rate_args=(--json "$out/rate.json")
 rate_rounds=${BENCH_RATE_ROUNDS:-7}
+keys_args=(--json "$out/keys.json")
 if [ "$quick" = 1 ]; then
 	kern_args+=(--quick --runs 3)
 	cap_args+=(--runs 3)
 	ban_args+=(--quick --runs 3)
 	rate_args+=(--quick --runs 3)
+	keys_args+=(--quick --runs 3)
 	rounds=${BENCH_E2E_ROUNDS:-1}
 	rate_rounds=${BENCH_RATE_ROUNDS:-1}
 fi
-all_parts="kern e2e mem fleet capture ban rate"
+all_parts="kern e2e mem fleet capture ban rate keys"
 parts=${BENCH_PARTS:-$all_parts}
 for p in $parts; do
 	case " $all_parts " in
@@ -123,26 +127,27 @@ fi
 if want mem; then
 title "== 3. Map memory per tracked source: the kernel's accounting (memlock in fdinfo, as 'bpftool map show')"
 part 120 "$bp" mem --json "$out/mem.json"
-# Cross-check on a limiter loaded by the real CLI.
-for n in 262144 1000000; do
-	for table in buckets lru; do
-		"$bin" -n "$rx" load "$rx_if" --max-sources "$n" --table "$table" >/dev/null
-		prog=$("$bin" -n "$rx" status "$rx_if" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["limiters"][0]["prog_id"])')
-		part 60 "$py" - "$prog" "$n" "$table" <<'EOF'
+# Cross-check on a limiter loaded by the real CLI; last, src4 under a key with a port (wide).
+for spec in "262144 buckets src" "262144 lru src" "1000000 buckets src" "1000000 lru src" \
+	"262144 buckets src,dport"; do
+	read -r n table key <<<"$spec"
+	"$bin" -n "$rx" load "$rx_if" --max-sources "$n" --table "$table" --key "$key" >/dev/null
+	prog=$("$bin" -n "$rx" status "$rx_if" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["limiters"][0]["prog_id"])')
+	part 60 "$py" - "$prog" "$n" "$table" "$key" <<'EOF'
 import json, subprocess, sys
-prog, n, table = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+prog, n, table, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 ids = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "id", prog], check=True,
                                 capture_output=True, text=True).stdout)["map_ids"]
 maps = [json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(i)], check=True,
                                   capture_output=True, text=True).stdout) for i in ids]
 src = {m["name"]: m for m in maps if m["name"] in ("src4", "src6")}
 # Per source: per --max-sources (the bucket table's entries are buckets, an LRU table's elements).
-print("  check: 'xdp-rl load --max-sources %d --table %s', bpftool map show: " % (n, table) + ", ".join(
+print("  check: 'xdp-rl load --max-sources %d --table %s%s', bpftool map show: "
+      % (n, table, "" if key == "src" else " --key " + key) + ", ".join(
     "%s %d B (%.1f B/source)" % (k, src[k]["bytes_memlock"], src[k]["bytes_memlock"] / n)
     for k in sorted(src)) + ", all %d maps %d B" % (len(maps), sum(m["bytes_memlock"] for m in maps)))
 EOF
-		"$bin" -n "$rx" unload "$rx_if" >/dev/null
-	done
+	"$bin" -n "$rx" unload "$rx_if" >/dev/null
 done
 fi
 
@@ -180,6 +185,11 @@ part 600 "$py" "$here/bench_e2e.py" --rx "$rx" --tx "$tx" --rx-if "$rx_if" --tx-
 	--mac "$rx_mac" --bench-prog "$bp" --xdp-rl "$bin" --out "$out/rate_e2e" \
 	--rounds "$rate_rounds" --seconds "$secs" \
 	--cases xdp_drop,xdp_pass,xdp_rl,xdp_rl_rate,nft_ingress,ipt_hashlimit
+fi
+
+if want keys; then
+title "== 8. What a key beyond the source costs (--key src,dport, dst, dst,dport against src): in the kernel, BPF_PROG_TEST_RUN through part 1's wrapper (walking the key's address), one 64-byte frame"
+part 600 "$bp" keys "${keys_args[@]}"
 fi
 
 say ""

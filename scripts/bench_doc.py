@@ -13,7 +13,7 @@ which commit and on which machine it ran, then its parts, each beginning
     <!-- bench:NAME end -->
 
 for NAME run (the lines before the first part: the date, the commit, the
-machine) and kern, e2e, mem, fleet, capture, ban, rate (parts 1 to 7). What is
+machine) and kern, e2e, mem, fleet, capture, ban, rate, keys (parts 1 to 8). What is
 between a pair is replaced by that part of RESULTS, as a block of
 preformatted text; everything outside the markers is left as it was, byte
 for byte. A part the run did not make leaves its markers' text alone (a
@@ -26,7 +26,7 @@ import re
 import sys
 
 PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet", "5": "capture", "6": "ban",
-         "7": "rate"}
+         "7": "rate", "8": "keys"}
 NAMES = ["run"] + list(PARTS.values())
 
 

@@ -29,9 +29,10 @@
  * vCPUs' caches were apart at the time. `bench_prog line` measures that
  * line alone, for the end-to-end part.
  *
- * `bench_prog capture`, `bench_prog ban` and `bench_prog rate`, parts 5, 6
- * and 7 of make bench: what a capture (capture_cost), --ban (ban_cost) and a
- * rate against a fixed window (rate_cost) cost the datapath.
+ * `bench_prog capture`, `bench_prog ban`, `bench_prog rate` and `bench_prog
+ * keys`, parts 5 to 8 of make bench: what a capture (capture_cost), --ban
+ * (ban_cost), a rate against a fixed window (rate_cost) and a --key beyond
+ * the source (key_cost) cost the datapath.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -166,28 +167,40 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 	rl_publish_ban(s, limit, 0);
 }
 
-/* xdp-rl with --max-sources @table and --table @kind (LRU hashes made with @lru_flags). */
-static struct xdp_rl *rl_load_table(__u32 table, __u32 kind, __u32 lru_flags)
+/*
+ * xdp-rl with --max-sources @table, --table @kind (LRU hashes made with
+ * @lru_flags), --key @key and --v6-prefix @v6_prefix.
+ */
+static struct xdp_rl *rl_load_key(__u32 table, __u32 kind, __u32 lru_flags, __u32 key,
+				  __u32 v6_prefix)
 {
 	struct xdp_rl *s = xdp_rl__open();
 	int err;
 
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
-	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
 	skel_lru_flags = lru_flags;
 	err = skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table,
 						      .v4_prefix = 32,
-						      .v6_prefix = 128,
+						      .v6_prefix = v6_prefix,
 						      .max_layers = 1,
 						      .seed = BENCH_SEED,
-						      .table = kind }) ||
+						      .table = kind,
+						      .key = key }) ||
 	      xdp_rl__load(s);
 	skel_lru_flags = 0;
 	if (err)
-		die("kern: load xdp-rl (%u sources, table %u): %s", table, kind, strerror(errno));
+		die("kern: load xdp-rl (%u sources, table %u, key %u): %s", table, kind, key,
+		    strerror(errno));
 	rl_publish(s, 1);
 	return s;
+}
+
+/* xdp-rl with --max-sources @table and --table @kind (LRU hashes made with @lru_flags). */
+static struct xdp_rl *rl_load_table(__u32 table, __u32 kind, __u32 lru_flags)
+{
+	/* /32 and /128: every address its own key (2001:2::/48 has no 1M /64s). */
+	return rl_load_key(table, kind, lru_flags, XDP_RL_KEY_SRC, 128);
 }
 
 static struct xdp_rl *rl_load(__u32 table)
@@ -2164,6 +2177,200 @@ static void rate_cost(struct kenv *e, const struct scen *sc)
 		xdp_rl__destroy(rl[t]);
 }
 
+/* ---- What a key beyond the source costs: bench_prog keys ---------------------- */
+
+/*
+ * xdp-rl's program loaded once per --key kind (src, src,dport, dst,
+ * dst,dport: include/xdp_rl.h), as for the steady rows of part 1: 1 CPU, N
+ * keys each with an open window of an hour, walked in scattered order. The
+ * wrapper is wrap_key: for src keys it walks the source address, for dst
+ * keys the destination (the other address fixed); the frames are UDP to
+ * port 9, so a key with a port is {address, 9} and classify() parses the
+ * UDP header for it. IPv6 keys are /112 in every kind (a port key takes
+ * the last 16 bits), the walk in bits 64..95.
+ *
+ * Passing (limit max) and dropping (limit 1, every window over it before
+ * timing, so refused on a read), each over bare XDP_DROP and over --key src
+ * of the same verdict, all in the same run. One layer, no rules, no ban, no
+ * list: every kind's packet takes limit_fast, wide keys too; what a kind
+ * costs beyond src is its parse (the transport header), its key (an IPv4
+ * key with a port is wide: hashed, its 16 bytes compared after the tag, its
+ * slot 48 bytes rather than 32, a bucket three cache lines rather than two)
+ * and nothing else. A second --key src table beside them says how much two
+ * tables of the same kind differ.
+ */
+#define KEY_PASSES 4 /* passes over the keys at most, to open their windows */
+/* The four kinds, then --key src again in a table of its own: the control. */
+#define KEY_KINDS (XDP_RL_KEY_KINDS + 1)
+
+/*
+ * The kinds in the order of the table, src first: the reference. Last,
+ * --key src again, in a table of its own: the same work as the first, so
+ * what it differs by is what two tables differ by (where their pages fall,
+ * how their buckets fill), the noise any other row's difference has.
+ */
+static const struct {
+	const char *name;
+	__u32 kind;
+} key_def[KEY_KINDS] = {
+	{ "src", XDP_RL_KEY_SRC },	 { "src,dport", XDP_RL_KEY_SRC_DPORT },
+	{ "dst", XDP_RL_KEY_DST },	 { "dst,dport", XDP_RL_KEY_DST_DPORT },
+	{ "src again", XDP_RL_KEY_SRC },
+};
+
+/* As ban_run, behind wrap_key, walking destinations if @dst. */
+static double key_run(struct kenv *e, const struct scen *sc, int fd, __u64 *walk, __u32 repeat,
+		      int scatter, int dst)
+{
+	__u32 slot = BENCH_SLOT_TARGET;
+	double t;
+
+	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
+		die("keys: set the tail call target: %s", strerror(errno));
+	e->wrap->bss->key_dst = dst;
+	e->wrap->bss->ctr[0].n = *walk;
+	set_sources(e, sc, 0, scatter);
+	t = run_on(bpf_program__fd(e->wrap->progs.wrap_key), sc->v6 ? &e->f6 : &e->f4, repeat, 1)
+		    .kern;
+	*walk = e->wrap->bss->ctr[0].n;
+	return t;
+}
+
+static void key_cost(struct kenv *e, const struct scen *sc)
+{
+	/* States: verdict * KEY_KINDS + kind; verdict 0 passing, 1 dropping. */
+	enum { K_MAX = 2 * KEY_KINDS };
+	double base[MAX_RUNS], v[K_MAX][MAX_RUNS], d[MAX_RUNS], x[MAX_RUNS], q[MAX_RUNS];
+	static const int stat[3] = { XDP_RL_STAT_PASSED, XDP_RL_STAT_DROPS_LIMIT,
+				     XDP_RL_STAT_NEW_WINDOWS };
+	__u64 moved[K_MAX][3] = { { 0 } }, walk[KEY_KINDS + 1] = { 0 }, m0[3], c0;
+	__u64 pkts = (__u64)REPEAT * e->runs, mem[KEY_KINDS];
+	__u32 table = table_for(sc);
+	struct xdp_rl *rl[KEY_KINDS];
+	int bare = bpf_program__fd(e->bare->progs.bare_drop), fd[KEY_KINDS];
+	char cols[3][64], chk[128], name[48], memline[256];
+	struct spread sq;
+	int r, i, k, st, t, m, dst, pass;
+	size_t ml;
+
+	for (t = 0; t < KEY_KINDS; t++) {
+		rl[t] = rl_load_key(table, XDP_RL_TABLE_BUCKETS, 0, key_def[t].kind,
+				    sc->v6 ? XDP_RL_KEY6_PORT_PREFIX : 128);
+		fd[t] = bpf_program__fd(rl[t]->progs.xdp_rl);
+		mem[t] = map_memlock(bpf_map__fd(sc->v6 ? rl[t]->maps.src6 : rl[t]->maps.src4));
+	}
+	/*
+	 * Each key's window opened and taken past a limit of 1 (two packets at
+	 * least), so that dropping is a refusal on a read: passes under limit
+	 * max until one opens no window (a key whose slot went to another, a
+	 * few in a million, opens it again).
+	 */
+	for (t = 0; t < KEY_KINDS; t++) {
+		dst = xdp_rl_key_dst(key_def[t].kind);
+		rl_publish(rl[t], XDP_RL_LIMIT_MAX);
+		i = 0;
+		do {
+			c0 = rl_stat(rl[t], XDP_RL_STAT_NEW_WINDOWS);
+			key_run(e, sc, fd[t], &walk[t], sc->nsrc, 0, dst);
+		} while ((i < 1 || rl_stat(rl[t], XDP_RL_STAT_NEW_WINDOWS) != c0) &&
+			 ++i < KEY_PASSES);
+	}
+	/* Warm up: each state once, and the floor. */
+	key_run(e, sc, bare, &walk[KEY_KINDS], REPEAT, 1, 0);
+	for (st = 0; st < K_MAX; st++) {
+		t = st % KEY_KINDS;
+		rl_publish(rl[t], st < KEY_KINDS ? XDP_RL_LIMIT_MAX : 1);
+		key_run(e, sc, fd[t], &walk[t], REPEAT, 1, xdp_rl_key_dst(key_def[t].kind));
+	}
+	for (r = 0; r < e->runs; r++) {
+		/* Bare XDP_DROP, then each state; reversed every other run. */
+		for (i = 0; i <= K_MAX; i++) {
+			k = r % 2 ? K_MAX - i : i;
+			if (k == 0) {
+				base[r] = key_run(e, sc, bare, &walk[KEY_KINDS], REPEAT, 1, 0);
+				continue;
+			}
+			st = k - 1;
+			t = st % KEY_KINDS;
+			rl_publish(rl[t], st < KEY_KINDS ? XDP_RL_LIMIT_MAX : 1);
+			for (m = 0; m < 3; m++)
+				m0[m] = rl_stat(rl[t], stat[m]);
+			v[st][r] = key_run(e, sc, fd[t], &walk[t], REPEAT, 1,
+					   xdp_rl_key_dst(key_def[t].kind));
+			for (m = 0; m < 3; m++)
+				moved[st][m] += rl_stat(rl[t], stat[m]) - m0[m];
+		}
+	}
+
+	printf("%-24s %-30s %s\n", sc->name, "bare XDP_DROP, ns/pkt",
+	       fmt_spread(cols[0], sizeof(cols[0]), spread_of(base, e->runs), 0, 0));
+	for (st = 0; st < K_MAX; st++) {
+		int ref = st - st % KEY_KINDS;
+
+		pass = st < KEY_KINDS;
+		t = st % KEY_KINDS;
+		for (r = 0; r < e->runs; r++) {
+			d[r] = v[st][r] - base[r];
+			x[r] = d[r] - (v[ref][r] - base[r]);
+			q[r] = d[r] / (v[ref][r] - base[r]);
+		}
+		fmt_spread(cols[0], sizeof(cols[0]), spread_of(d, e->runs), 1, 0);
+		sq = spread_of(q, e->runs);
+		if (ref == st) {
+			snprintf(cols[1], sizeof(cols[1]), "-");
+			snprintf(cols[2], sizeof(cols[2]), "-");
+		} else {
+			fmt_spread(cols[1], sizeof(cols[1]), spread_of(x, e->runs), 1, 0);
+			snprintf(cols[2], sizeof(cols[2]), "%.2fx [%.2f..%.2f]", sq.med, sq.lo,
+				 sq.hi);
+		}
+		snprintf(name, sizeof(name), "--key %s, %s", key_def[t].name,
+			 pass ? "passing" : "dropping");
+		/* (!): not every packet timed had the state's verdict. */
+		snprintf(chk, sizeof(chk), "passed %.1f%%, dropped %.1f%%, opened %.1f%%%s",
+			 100.0 * moved[st][0] / pkts, 100.0 * moved[st][1] / pkts,
+			 100.0 * moved[st][2] / pkts,
+			 moved[st][pass ? 0 : 1] == pkts ? "" : " (!)");
+		printf("%-24s %-30s %-22s %-22s %-22s %s\n", "", name, cols[0], cols[1], cols[2],
+		       chk);
+		if (!e->json)
+			continue;
+		json_begin(e, "kern_keys", sc->name);
+		fprintf(e->json,
+			", \"key\": \"%s\", \"state\": \"%s\", \"v6\": %d, \"sources\": %u, "
+			"\"table\": %u, \"table_bytes\": %llu, \"repeat\": %u, \"runs\": %d, "
+			"\"packets\": %llu, \"passed\": %llu, \"dropped\": %llu, \"opened\": %llu, ",
+			key_def[t].name, pass ? "pass" : "drop", sc->v6, sc->nsrc, table,
+			(unsigned long long)mem[t], REPEAT, e->runs, (unsigned long long)pkts,
+			(unsigned long long)moved[st][0], (unsigned long long)moved[st][1],
+			(unsigned long long)moved[st][2]);
+		json_spread(e, "bare_drop_ns", spread_of(base, e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "ns", spread_of(v[st], e->runs));
+		fprintf(e->json, ", ");
+		json_spread(e, "over_drop_ns", spread_of(d, e->runs));
+		if (ref != st) {
+			fprintf(e->json, ", \"compared_to\": \"src\", ");
+			json_spread(e, "over_src_ns", spread_of(x, e->runs));
+			fprintf(e->json, ", ");
+			json_spread(e, "over_src_ratio", sq);
+		}
+		json_runs(e, "raw_ns", v[st], e->runs);
+		json_runs(e, "raw_bare_ns", base, e->runs);
+		fprintf(e->json, "}");
+	}
+	ml = snprintf(memline, sizeof(memline),
+		      "memory: the %s table of --max-sources %u (memlock):",
+		      sc->v6 ? "src6" : "src4", table);
+	for (t = 0; t < XDP_RL_KEY_KINDS && ml < sizeof(memline); t++)
+		ml += snprintf(memline + ml, sizeof(memline) - ml, "%s %s %.1f B/source",
+			       t ? "," : "", key_def[t].name, (double)mem[t] / table);
+	printf("%-24s %s\n", "", memline);
+	fflush(stdout);
+	for (t = 0; t < KEY_KINDS; t++)
+		xdp_rl__destroy(rl[t]);
+}
+
 /*
  * bench_prog line: what a cache line both CPUs write costs each of them
  * now (bare_atomic against bare_drop, on 2 CPUs at once against 1), for the
@@ -2496,6 +2703,90 @@ int cmd_rate(int argc, char **argv)
 	       "x window (d)", "checks");
 	for (i = 0; i < n; i++)
 		rate_cost(&e, &rate_sc[i]);
+	if (e.json) {
+		fprintf(e.json, "\n]\n");
+		fclose(e.json);
+	}
+	bench_wrap__destroy(e.wrap);
+	bench_bare__destroy(e.bare);
+	return 0;
+}
+
+/*
+ * bench_prog keys [--quick] [--runs N] [--json FILE]: what a key beyond the
+ * source costs the datapath (key_cost), IPv4 with 1 000, 100 000 and
+ * 1 000 000 keys and IPv6 with 1 000 and 1 000 000 (--quick: IPv4 1 000):
+ * make bench's part 8.
+ */
+int cmd_keys(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct scen key_sc[] = {
+		{ "IPv4 1 000, 1 CPU", 0, 1000, 1, 0, 0 },
+		{ "IPv4 100 000, 1 CPU", 0, 100000, 1, 0, 0 },
+		{ "IPv4 1 000 000, 1 CPU", 0, 1000000, 1, 0, 0 },
+		{ "IPv6 1 000, 1 CPU", 1, 1000, 1, 0, 0 },
+		{ "IPv6 1 000 000, 1 CPU", 1, 1000000, 1, 0, 0 },
+	};
+	static const __u8 mac_a[6] = { 2, 0, 0, 0, 0, 1 }, mac_b[6] = { 2, 0, 0, 0, 0, 2 };
+	struct kenv e = { .runs = 11, .json_first = 1 };
+	size_t i, n = sizeof(key_sc) / sizeof(key_sc[0]);
+	const char *json = NULL;
+	__u64 runs;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'r':
+			if (parse_u64(optarg, &runs) || runs < 1 || runs > MAX_RUNS)
+				die("keys: --runs must be 1..%d", MAX_RUNS);
+			e.runs = runs;
+			break;
+		case 'j': json = optarg; break;
+		case 'q': n = 1; break;
+		default: return 2;
+		}
+	}
+	if (json) {
+		e.json = fopen(json, "w");
+		if (!e.json)
+			die("keys: cannot write '%s': %s", json, strerror(errno));
+		fprintf(e.json, "[\n");
+	}
+	/* UDP to port 9 (frame_build): the port of every port key. */
+	frame_build(&e.f4, 0, mac_b, mac_a, "198.18.0.0", "198.18.0.2");
+	frame_build(&e.f6, 1, mac_b, mac_a, "2001:2::", "2001:2::2");
+	e.bare = bench_bare__open_and_load();
+	e.wrap = bench_wrap__open_and_load();
+	if (!e.bare || !e.wrap)
+		die("keys: cannot load the bench programs: %s (run as root)", strerror(errno));
+	printf("1 CPU, N keys each with an open 1 h window (the steady rows of part 1), walked in "
+	       "scattered order; xdp-rl's bucket table (%u sources, %u above that), one layer, no "
+	       "rules: passing (limit max) and dropping (limit 1, every window over it before "
+	       "timing: refused on a read) both take the fast path (limit_fast) in every kind. "
+	       "Frames: UDP to port 9, so a port key is {address, 9} (the UDP header parsed for "
+	       "it). --key src and src,dport walk the source address, dst and dst,dport the "
+	       "destination, the other address fixed: IPv4 198.18.0.0/15 (240.0.0.0/4 above "
+	       "131 072); IPv6 2001:2::/48, /112 keys in every kind (a port key keeps at most "
+	       "/112), the walk in bits 64..95. An IPv4 key with a port is wide (16 bytes after "
+	       "the slot's header, half its hash in the tag; a 48-byte slot, not 32); IPv6 keys "
+	       "are 16 bytes in every kind. 'src again': --key src in a second table, the "
+	       "same work as src's: what two tables of one kind differ by.\n"
+	       "Test runs of %u packets; %d runs, order reversed every other run; median [range] "
+	       "after trimming the lowest and highest fifth. (d): ns/pkt over bare XDP_DROP, "
+	       "same run; over src: (d) minus --key src's (d) of the same verdict, same run; "
+	       "x src: (d) over that (d), same run. checks: of the packets timed, the share the "
+	       "verdict's counter moved by, and the share that opened a window.\n\n",
+	       DEFAULT_TABLE, BIG_TABLE, REPEAT, e.runs);
+	printf("%-24s %-30s %-22s %-22s %-22s %s\n", "keys", "--key, state", "(d)", "over src (d)",
+	       "x src (d)", "checks");
+	for (i = 0; i < n; i++)
+		key_cost(&e, &key_sc[i]);
 	if (e.json) {
 		fprintf(e.json, "\n]\n");
 		fclose(e.json);

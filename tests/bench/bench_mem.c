@@ -12,7 +12,10 @@
  * (preallocated LRU hashes of --max-sources entries) beside them. Each
  * table's words apart from its windows (drops, the fleet's share, bans) are
  * counted with it: the bucket table's are in the `drops`, `remote` and
- * `bans` maps, an LRU element's in the element.
+ * `bans` maps, an LRU element's in the element. Last, each table's src4
+ * again under --key src,dport (a key with a port: IPv4 keys wide, laid out
+ * as IPv6 ones, include/xdp_rl.h); the other kinds' tables are the same as
+ * src's (dst) or as src,dport's (dst,dport).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,7 +28,7 @@
 #include "xdp_rl.skel.h"
 #include "plain.skel.h"
 
-static unsigned long long memlock(int fd)
+unsigned long long map_memlock(int fd)
 {
 	unsigned long long v = 0;
 	char path[64], line[256];
@@ -105,17 +108,17 @@ int cmd_mem(int argc, char **argv)
 			    xdp_rl__load(rl))
 				die("mem: cannot load with %u sources, table %s: %s", n, tn,
 				    strerror(errno));
-			s4 = memlock(bpf_map__fd(rl->maps.src4));
-			s6 = memlock(bpf_map__fd(rl->maps.src6));
+			s4 = map_memlock(bpf_map__fd(rl->maps.src4));
+			s6 = map_memlock(bpf_map__fd(rl->maps.src6));
 			/* The words of windows kept apart from them: per window of each table. */
-			words = memlock(bpf_map__fd(rl->maps.drops)) +
-				memlock(bpf_map__fd(rl->maps.remote)) +
-				memlock(bpf_map__fd(rl->maps.bans));
+			words = map_memlock(bpf_map__fd(rl->maps.drops)) +
+				map_memlock(bpf_map__fd(rl->maps.remote)) +
+				map_memlock(bpf_map__fd(rl->maps.bans));
 			bpf_object__for_each_map(
 				m, rl->obj) if (m != rl->maps.src4 && m != rl->maps.src6 &&
 						m != rl->maps.drops && m != rl->maps.remote &&
 						m != rl->maps.bans)
-				other += memlock(bpf_map__fd(m));
+				other += map_memlock(bpf_map__fd(m));
 
 			snprintf(what, sizeof(what), "xdp-rl %s src4 (IPv4 sources)", tn);
 			r = (struct row){ what, n, s4 };
@@ -130,9 +133,26 @@ int cmd_mem(int argc, char **argv)
 			printf("  %-24s (drops, fleet and ban words apart: %llu B; the other maps: %llu B)\n",
 			       "", words, other);
 			xdp_rl__destroy(rl);
+			/* src4 with a port in its key: wide, as src6 is. */
+			rl = xdp_rl__open();
+			if (!rl ||
+			    skel_prepare(rl,
+					 &(struct xdp_rl_fixed){ .max_sources = n,
+								 .v4_prefix = 32,
+								 .v6_prefix = 64,
+								 .max_layers = 1,
+								 .table = kind,
+								 .key = XDP_RL_KEY_SRC_DPORT }) ||
+			    xdp_rl__load(rl))
+				die("mem: cannot load with %u sources, table %s, --key src,dport: %s",
+				    n, tn, strerror(errno));
+			snprintf(what, sizeof(what), "xdp-rl %s src4, --key src,dport", tn);
+			r = (struct row){ what, n, map_memlock(bpf_map__fd(rl->maps.src4)) };
+			print_row(json, &first, "", &r);
+			xdp_rl__destroy(rl);
 		}
 		r = (struct row){ "plain reference, IPv4 table", n,
-				  memlock(bpf_map__fd(pl->maps.plain4)) };
+				  map_memlock(bpf_map__fd(pl->maps.plain4)) };
 		print_row(json, &first, "", &r);
 		bench_plain__destroy(pl);
 	}

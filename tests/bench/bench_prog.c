@@ -18,6 +18,8 @@
  *                                    what --ban costs per packet (BPF_PROG_TEST_RUN)
  *   bench_prog rate [--quick] [--runs N] [--json FILE]
  *                                    what a rate costs per packet against a window
+ *   bench_prog keys [--quick] [--runs N] [--json FILE]
+ *                                    what a --key beyond the source costs per packet
  *
  * Benchmark only; needs root (CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN for setns).
  */
@@ -176,7 +178,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "kern", cmd_kern }, { "gen", cmd_gen },   { "xdp", cmd_xdp },
 		{ "mem", cmd_mem },   { "line", cmd_line }, { "capture", cmd_capture },
-		{ "ban", cmd_ban },   { "rate", cmd_rate },
+		{ "ban", cmd_ban },   { "rate", cmd_rate }, { "keys", cmd_keys },
 	};
 	size_t i;
 
@@ -188,6 +190,6 @@ int main(int argc, char **argv)
 			return cmds[i].run(argc - 1, argv + 1);
 usage:
 	fprintf(stderr,
-		"usage: bench_prog kern|gen|xdp|mem|line|capture|ban|rate ... (see tests/bench/bench_prog.c)\n");
+		"usage: bench_prog kern|gen|xdp|mem|line|capture|ban|rate|keys ... (see tests/bench/bench_prog.c)\n");
 	return 2;
 }

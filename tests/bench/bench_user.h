@@ -32,6 +32,9 @@ __u64 thread_cpu_ns(void);
 int parse_u64(const char *s, __u64 *v);
 int parse_mac(const char *s, __u8 mac[6]);
 
+/* A map's memory as the kernel accounts it: the memlock line of its fdinfo (bench_mem.c). */
+unsigned long long map_memlock(int fd);
+
 /* The subcommands. */
 int cmd_kern(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
@@ -41,5 +44,6 @@ int cmd_line(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_ban(int argc, char **argv);
 int cmd_rate(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
 
 #endif

@@ -19,6 +19,12 @@
  * The frame is Ethernet + IPv4 or IPv6 at fixed offsets (no VLAN); for IPv6
  * the low 32 bits of the address change. Checksums are left alone: nothing
  * after XDP sees these frames.
+ *
+ * wrap_key (bench_prog keys, what --key costs) walks the same way, but
+ * rewrites the destination address instead when `key_dst` is set, and in
+ * IPv6 its bits 64..95 rather than its last 32: a key with a port keeps
+ * at most /112 of the address (XDP_RL_KEY6_PORT_PREFIX), so the walk must
+ * stay above the last 16 bits for every source to be a key of its own.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -51,7 +57,11 @@ struct bench_ctr ctr[BENCH_MAX_CPUS]; /* next source index of each CPU */
 struct bench_stamp stamp[BENCH_MAX_CPUS];
 __u64 stamp_last;
 
-static __always_inline int walk(struct xdp_md *ctx)
+/* wrap_key: 1 to walk destinations instead of sources. */
+__u32 key_dst;
+
+/* @key: wrap_key's walk (key_dst, bits 64..95 of an IPv6 address); 0: wrap's. */
+static __always_inline int walk(struct xdp_md *ctx, const int key)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -64,10 +74,21 @@ static __always_inline int walk(struct xdp_md *ctx)
 	a = bpf_htonl(base[cpu] + (__u32)i);
 	if (data + BENCH_FRAME_LEN > data_end)
 		return XDP_ABORTED;
-	if (eth->h_proto == bpf_htons(ETH_P_IP))
+	if (key && key_dst) {
+		if (eth->h_proto == bpf_htons(ETH_P_IP))
+			((struct iphdr *)(eth + 1))->daddr = a;
+		else
+			((struct ipv6hdr *)(eth + 1))->daddr.in6_u.u6_addr32[2] = a;
+	} else if (key) {
+		if (eth->h_proto == bpf_htons(ETH_P_IP))
+			((struct iphdr *)(eth + 1))->saddr = a;
+		else
+			((struct ipv6hdr *)(eth + 1))->saddr.in6_u.u6_addr32[2] = a;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		((struct iphdr *)(eth + 1))->saddr = a;
-	else
+	} else {
 		((struct ipv6hdr *)(eth + 1))->saddr.in6_u.u6_addr32[3] = a;
+	}
 	bpf_tail_call(ctx, &progs, BENCH_SLOT_TARGET);
 	return XDP_ABORTED;
 }
@@ -75,7 +96,13 @@ static __always_inline int walk(struct xdp_md *ctx)
 SEC("xdp")
 int wrap(struct xdp_md *ctx)
 {
-	return walk(ctx);
+	return walk(ctx, 0);
+}
+
+SEC("xdp")
+int wrap_key(struct xdp_md *ctx)
+{
+	return walk(ctx, 1);
 }
 
 SEC("xdp")
@@ -88,7 +115,7 @@ int wrap_stamped(struct xdp_md *ctx)
 		s->first = bpf_ktime_get_ns();
 	else if (n == stamp_last)
 		s->last = bpf_ktime_get_ns();
-	return walk(ctx);
+	return walk(ctx, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
