@@ -17,7 +17,8 @@
 #include "settings.h"
 
 static const struct word *const word_tables[] = { proto_words, on_full_words, link_local_words,
-						  mode_words };
+						  mode_words,  key_words,     table_words };
+#define NWORD_TABLES (sizeof(word_tables) / sizeof(word_tables[0]))
 
 static void check_u64(const char *s, uint8_t pick)
 {
@@ -108,7 +109,7 @@ static void check_ports(const char *s)
 
 static void check_word(const char *s, uint8_t pick)
 {
-	const struct word *w = word_tables[pick % 4];
+	const struct word *w = word_tables[pick % NWORD_TABLES];
 	unsigned int v, again;
 
 	if (word_parse(w, s, &v))
