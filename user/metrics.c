@@ -558,9 +558,10 @@ static void write_gauges(FILE *f, const struct mset *s)
 			     "When the limiter was loaded, in seconds since the Unix epoch", 0 };
 	struct fam info = { f, "limiter_info", "gauge",
 			    "A limiter: its attach mode, what it counts, how its windows are "
-			    "aligned and the clock they run on; always 1",
+			    "aligned, the clock they run on and what its keys are (--key); "
+			    "always 1",
 			    0 };
-	const char *kv[8];
+	const char *kv[10];
 	char layer[8];
 	size_t i;
 	__u32 k;
@@ -661,7 +662,9 @@ static void write_gauges(FILE *f, const struct mset *s)
 		kv[5] = live->flags & XDP_RL_F_ALIGNED ? "aligned" : "per-key";
 		kv[6] = "clock";
 		kv[7] = live_clock_name(live);
-		sample_u64(&info, s->v[i].ifname, kv, 4, 1);
+		kv[8] = "key";
+		kv[9] = word_name(key_words, s->v[i].cfg.fixed.key);
+		sample_u64(&info, s->v[i].ifname, kv, 5, 1);
 	}
 }
 

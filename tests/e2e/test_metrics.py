@@ -146,7 +146,7 @@ def test_metrics_match_stats_and_promtool(bed):
         st["loaded_at"]
     assert value(samples, "xdp_rl_memory_bytes", interface=bed.rx_if) > 0
     assert value(samples, "xdp_rl_limiter_info", interface=bed.rx_if, mode=st["mode"],
-                 unit="packets", alignment="per-key", clock=st["clock"]) == 1
+                 unit="packets", alignment="per-key", clock=st["clock"], key=st["key"]) == 1
     version = rlbed.run_ok([rlbed.BIN, "--version"]).stdout.split()[1]
     assert [k for k in samples if k[0] == "xdp_rl_build_info"
             and ("version", version) in k[1]], samples
