@@ -9,7 +9,6 @@
 #include <syslog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <arpa/inet.h>
 #include <bpf/bpf.h>
 
 #include "events.h"
@@ -96,9 +95,11 @@ const char *events_kind_name(__u32 kind)
 int events_key(const struct limiter *l, const struct xdp_rl_event *ev, char *buf, size_t len,
 	       unsigned int *port)
 {
-	struct ip_addr a = { 0 };
+	int whole = ev->kind == XDP_RL_EV_SOURCE &&
+		    limiter_live(l)->link_local == XDP_RL_LL_ADDRESS,
+	    has_port;
+	struct ip_addr a;
 	unsigned int prefix;
-	int has_port = xdp_rl_key_port(l->cfg.fixed.key), ll;
 
 	*port = 0;
 	if (ev->kind == XDP_RL_EV_NEW_SOURCES || ev->kind == XDP_RL_EV_SHARED ||
@@ -106,26 +107,14 @@ int events_key(const struct limiter *l, const struct xdp_rl_event *ev, char *buf
 		snprintf(buf, len, "%s", "");
 		return 0;
 	}
-	a.family = ev->family == 6 ? AF_INET6 : AF_INET;
-	memcpy(a.bytes, ev->key, ev->family == 6 ? 16 : 4);
-	ll = ev->family == 6 ? a.bytes[0] == 0xfe && (a.bytes[1] & 0xc0) == 0x80 :
-			       a.bytes[0] == 169 && a.bytes[1] == 254;
+	has_port = key_decode(ev->key, ev->family == 6, l->cfg.fixed.key, whole, &a, port);
 	if (ev->kind == XDP_RL_EV_AGGREGATE)
 		prefix = ev->family == 6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX;
 	else
 		prefix = ev->family == 6 ? l->cfg.fixed.v6_prefix : l->cfg.fixed.v4_prefix;
 	/* A link-local source keyed whole (--link-local per-address) keeps all of it. */
-	if (ev->kind == XDP_RL_EV_SOURCE && ll &&
-	    limiter_live(l)->link_local == XDP_RL_LL_ADDRESS) {
+	if (whole && addr_link_local(&a))
 		prefix = ev->family == 6 ? 128 : 32;
-		has_port = has_port && ev->family == 4;
-	}
-	/* A key's port (include/xdp_rl.h): IPv4's in key[1], IPv6's in the last 16 bits. */
-	if (has_port) {
-		*port = ntohl(ev->key[ev->family == 6 ? 3 : 1]) & 0xffff;
-		if (ev->family == 6)
-			a.bytes[14] = a.bytes[15] = 0;
-	}
 	fmt_prefix(&a, prefix, buf, len);
 	return has_port;
 }

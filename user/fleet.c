@@ -158,39 +158,29 @@ int fleet_key(char *buf, size_t len, const char *group, const char *scope, __u64
 void fleet_who(const struct fleet *f, __u32 t, const __u32 k[4], char *buf, size_t len)
 {
 	int v6 = t == XDP_RL_T_SRC6 || t == XDP_RL_T_AGG6,
-	    agg = t == XDP_RL_T_AGG4 || t == XDP_RL_T_AGG6;
-	struct ip_addr a = { .family = v6 ? AF_INET6 : AF_INET };
-	unsigned int prefix;
-	int ll;
-
-	int port = xdp_rl_key_port(f->key);
+	    agg = t == XDP_RL_T_AGG4 || t == XDP_RL_T_AGG6,
+	    whole = !agg && f->link_local == XDP_RL_LL_ADDRESS;
 	const char *what = agg && xdp_rl_key_dst(f->key) ? "dst-agg=" :
 			   agg				 ? "agg=" :
 			   xdp_rl_key_dst(f->key)	 ? "dst=" :
 							   "";
+	unsigned int prefix, port;
+	struct ip_addr a;
+	int has_port = key_decode(k, v6, f->key, whole, &a, &port);
 	size_t n;
 
-	memcpy(a.bytes, k, v6 ? 16 : 4);
-	if (agg) {
+	if (agg)
 		prefix = v6 ? XDP_RL_AGG6_PREFIX : XDP_RL_AGG4_PREFIX;
-	} else {
+	else
 		prefix = v6 ? f->v6_prefix : f->v4_prefix;
-		/* Link-local sources keyed per address (--link-local per-address) keep all of it. */
-		ll = v6 ? a.bytes[0] == 0xfe && (a.bytes[1] & 0xc0) == 0x80 :
-			  a.bytes[0] == 169 && a.bytes[1] == 254;
-		if (ll && f->link_local == XDP_RL_LL_ADDRESS) {
-			prefix = v6 ? 128 : 32;
-			port = port && !v6; /* an IPv6 one has no room for a port */
-		}
-	}
-	/* A key's port (include/xdp_rl.h): IPv4's in k[1], IPv6's in the last 16 bits. */
-	if (port && v6)
-		a.bytes[14] = a.bytes[15] = 0;
+	/* Link-local sources keyed per address (--link-local per-address) keep all of it. */
+	if (whole && addr_link_local(&a))
+		prefix = v6 ? 128 : 32;
 	n = snprintf(buf, len, "%s", what);
 	fmt_prefix(&a, prefix, buf + n, len > n ? len - n : 0);
 	n = strlen(buf);
-	if (port && n < len)
-		snprintf(buf + n, len - n, ",dport=%u", ntohl(k[v6 ? 3 : 1]) & 0xffff);
+	if (has_port && n < len)
+		snprintf(buf + n, len - n, ",dport=%u", port);
 }
 
 /* ---- the heaviest candidates --------------------------------------------------- */

@@ -483,15 +483,6 @@ static __u64 seen_mono(const struct xdp_rl_live *live, __u64 seen)
 	return tick * live->tick_ns + live->jiffies_base_ns;
 }
 
-/* Whether @a is link-local (169.254.0.0/16, fe80::/10): --link-local says how it is keyed. */
-static int link_local(const struct ip_addr *a)
-{
-	const __u8 *b = a->bytes;
-
-	return a->family == AF_INET6 ? b[0] == 0xfe && (b[1] & 0xc0) == 0x80 :
-				       b[0] == 169 && b[1] == 254;
-}
-
 /* Whether @a has no bits set past @prefix. */
 static int masked_by(const struct ip_addr *a, unsigned int prefix)
 {
@@ -510,28 +501,16 @@ static void source_from(struct source *src, int id, const __u32 k[4], __u32 lsid
 	int family = pin_is_v6(id) ? AF_INET6 : AF_INET;
 
 	memset(src, 0, sizeof(*src));
-	src->key.family = family;
-	memcpy(src->key.bytes, k, family == AF_INET ? 4 : 16);
+	src->has_port = key_decode(k, family == AF_INET6, l->cfg.fixed.key,
+				   id == PIN_SRC6 && live->link_local == XDP_RL_LL_ADDRESS,
+				   &src->key, &src->port);
 	src->lsid = lsid;
-	/* A key's port (include/xdp_rl.h): IPv4's in k[1], IPv6's in the last 16 bits. */
-	if (xdp_rl_key_port(l->cfg.fixed.key)) {
-		src->has_port = 1;
-		src->port = ntohl(family == AF_INET ? k[1] : k[3]) & 0xffff;
-		/* An IPv6 link-local address keyed whole has no room for one. */
-		if (family == AF_INET6 && id == PIN_SRC6 && link_local(&src->key) &&
-		    live->link_local == XDP_RL_LL_ADDRESS) {
-			src->has_port = 0;
-			src->port = 0;
-		} else if (family == AF_INET6) {
-			src->key.bytes[14] = src->key.bytes[15] = 0;
-		}
-	}
 	if (id == PIN_AGG4 || id == PIN_AGG6) {
 		src->kind = "aggregate";
 		src->prefix = id == PIN_AGG4 ? XDP_RL_AGG4_PREFIX : XDP_RL_AGG6_PREFIX;
 	} else {
 		src->prefix = family == AF_INET ? l->cfg.fixed.v4_prefix : l->cfg.fixed.v6_prefix;
-		if (link_local(&src->key) && !masked_by(&src->key, src->prefix) &&
+		if (addr_link_local(&src->key) && !masked_by(&src->key, src->prefix) &&
 		    (family == AF_INET || !src->has_port))
 			src->prefix = family == AF_INET ? 32 : 128; /* --link-local per-address */
 	}
@@ -752,7 +731,7 @@ static void target_port(const struct limiter *l, struct target *t, unsigned int 
 void target_of(const struct limiter *l, const struct ip_addr *a, unsigned int port,
 	       struct target *t)
 {
-	const int ll = link_local(a) ? (int)limiter_live(l)->link_local : -1;
+	const int ll = addr_link_local(a) ? (int)limiter_live(l)->link_local : -1;
 	struct xdp_rl_rule rbuf;
 	const struct xdp_rl_rule *rule;
 	struct list_prefix lp;

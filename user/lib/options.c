@@ -273,6 +273,34 @@ void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t 
 	snprintf(buf, len, "%s/%u", s, prefix);
 }
 
+int addr_link_local(const struct ip_addr *a)
+{
+	const __u8 *b = a->bytes;
+
+	return a->family == AF_INET6 ? b[0] == 0xfe && (b[1] & 0xc0) == 0x80 :
+				       b[0] == 169 && b[1] == 254;
+}
+
+int key_decode(const __u32 k[4], int v6, __u32 kind, int ll_whole, struct ip_addr *a,
+	       unsigned int *port)
+{
+	int has = xdp_rl_key_port(kind);
+
+	memset(a, 0, sizeof(*a));
+	a->family = v6 ? AF_INET6 : AF_INET;
+	memcpy(a->bytes, k, v6 ? 16 : 4);
+	*port = 0;
+	if (has && v6 && ll_whole && addr_link_local(a))
+		has = 0;
+	if (!has)
+		return 0;
+	/* IPv4's port is in k[1], IPv6's in the address's last 16 bits. */
+	*port = ntohl(k[v6 ? 3 : 1]) & 0xffff;
+	if (v6)
+		a->bytes[14] = a->bytes[15] = 0;
+	return 1;
+}
+
 void word_list(const struct word *w, char *buf, size_t len)
 {
 	size_t off = 0, i;

@@ -104,6 +104,19 @@ const char *check_select(const struct xdp_rl_select *sel);
 void fmt_duration(__u64 ns, char *buf, size_t len);
 /* addr/prefix, e.g. 198.18.0.0/24 or 2001:2::/64 */
 void fmt_prefix(const struct ip_addr *a, unsigned int prefix, char *buf, size_t len);
+
+/* Whether @a is link-local (fe80::/10, 169.254.0.0/16): --link-local says how it is keyed. */
+int addr_link_local(const struct ip_addr *a);
+
+/*
+ * A key as the datapath keys it (@k: IPv4 in k[0], IPv6 in k[0..3]; @v6
+ * its family) under --key @kind (include/xdp_rl.h) into its address @a and
+ * port. Returns whether it holds a port: @kind has one, and it is not an
+ * IPv6 link-local address kept whole, as the key's table keeps them when
+ * @ll_whole (--link-local per-address, a source table).
+ */
+int key_decode(const __u32 k[4], int v6, __u32 kind, int ll_whole, struct ip_addr *a,
+	       unsigned int *port);
 /* Zero the bits of @a past @prefix. */
 void mask_addr(struct ip_addr *a, unsigned int prefix);
 
