@@ -3,19 +3,27 @@
  * hot.h - drops of a window with no budget left, counted without a write to
  * memory that other CPUs write.
  *
- * A flood from one source comes in on every RX queue, so every CPU charges
- * the same window: an atomic add on one cache line all of them write, which
- * bounces between them on every packet. Once the window's count has passed
- * its limit, no packet can pass in it any more, whatever is added: so the
- * packet is dropped on a read of the count alone (window_exhausted), and
- * its drop is counted in this CPU's entry of the `hot` array. The entry
- * moves its drops to the window's word in `drops` (one atomic add) every
- * XDP_RL_HOT_FLUSH drops, or when a drop of another window needs it. What
- * each packet decides is what the full charge would have decided (the
- * count only grows, until the window ends); only where its drop is counted
- * changes. `get` and `top` add the three together (user/sources.c). The
- * packet that finds the count at the limit exactly is charged in full: it
- * takes the window over its limit, the one packet that does (events.h).
+ * Once a window's count has passed its limit, no packet can pass in it any
+ * more, whatever is added: so the packet is dropped on a read of the count
+ * alone (window_exhausted, layers_exhausted), and only where its drop is
+ * counted is left to choose. What each packet decides is what the full
+ * charge would have decided (the count only grows, until the window ends).
+ * The packet that finds the count at the limit exactly is charged in full:
+ * it takes the window over its limit, the one packet that does (events.h).
+ *
+ * The first cfg_hot_after drops (include/xdp_rl.h) are added to the count
+ * itself (window_drop): the atomic add a pass makes, on the line the read
+ * brought in, so that with many sources dropping a drop touches no line a
+ * pass does not. A raised limit then finds them in the count, as a window
+ * that counts every packet offered would (Redis's INCR before the test).
+ *
+ * Past that the window is a flood, and a flood from one source comes in on
+ * every RX queue: every CPU adding to one cache line, which bounces between
+ * them on every packet. Its drops are counted in this CPU's entry of the
+ * `hot` array instead (hot_drop). The entry moves them to the window's word
+ * in `drops` (one atomic add) every XDP_RL_HOT_FLUSH drops, or when a drop
+ * of another window needs it. `get` and `top` add the three together
+ * (user/sources.c).
  *
  * With an LRU table (lru.h) a key's drops word is in its element, and its
  * windows are called by a hash of the key in the hot entries (entry_hot):

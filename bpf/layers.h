@@ -266,13 +266,16 @@ static __always_inline __u64 rate_layer_hit(struct xdp_rl_state *st, __u32 i,
  * is open and over its limit already (count > limit), every layer before it open
  * and able to admit the packet (so the full charge would reach it, be
  * refused there, and take back every charge before it). The packet is
- * refused at once, its drop counted apart (hot.h). Read only: returns the
- * layer, with its window's generation in *gen, or -1 for the full charge.
+ * refused at once. Its drop is counted in that window's count while the
+ * window has few (window_drop, hot.h; not in a fleet, whose agent shares
+ * the count), and *counted is set; else the caller counts it apart
+ * (hot_drop). Returns the layer, with its window's generation in *gen, or
+ * -1 for the full charge.
  */
 static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 					    const struct xdp_rl_layer *lay, __u32 n,
 					    const struct window_clock *clk, __u64 inc, __u64 *gen,
-					    const struct where *wh)
+					    int *counted, const struct where *wh)
 {
 	__u64 e, c, count;
 	int i;
@@ -297,6 +300,7 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 		/* At the limit exactly: the full charge takes it over (events.h). */
 		if (count > lay[i].limit) {
 			*gen = xdp_rl_gen_of_count(c);
+			*counted = !wh->fleet && window_drop(&st[i], *gen, lay[i].limit, inc);
 			return i;
 		}
 		if (count + inc > lay[i].limit)

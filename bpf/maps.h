@@ -25,6 +25,8 @@ const volatile __u32 cfg_buckets[4] = { 1, 1, 1, 1 };
 const volatile __u64 cfg_drops_base[5] = { 0, 0, 0, 0, 0 };
 /* The `hot` map's entries - 1 (a power of two, xdp_rl_hot_entries). */
 const volatile __u32 cfg_hot_mask = XDP_RL_HOT_ENTRIES_MIN - 1;
+/* Drops past a limit a window counts in its count before the `hot` entries (hot.h). */
+const volatile __u32 cfg_hot_after = XDP_RL_HOT_AFTER;
 /* What keeps the sources' windows: enum xdp_rl_table_kind (--table; table.h). */
 const volatile __u32 cfg_table = XDP_RL_TABLE_BUCKETS;
 /* What a key is made of: enum xdp_rl_key_kind (--key). */

@@ -466,7 +466,7 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 	struct where wh = {};
 	struct charge *ch;
 	void *e = NULL;
-	int pass, j;
+	int pass, j, counted;
 
 	/*
 	 * The request is looked up here, not passed: a global function's
@@ -521,11 +521,14 @@ static __always_inline int charge_in(struct xdp_rl_stats *st, const int lru, con
 		return V_BANNED;
 	}
 	/* A window over its limit already refuses the packet on a read (hot.h). */
-	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &wh);
+	counted = 0;
+	j = layers_exhausted(s, room, lim->layer, r->n, &r->clk, r->inc, &gen, &counted, &wh);
 	if (j >= 0) {
 		if (e && !entry_holds(e, v6, &r->pos, lru))
 			return LOST_AS(V_LIMIT);
-		hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc, e && lru ? &r->pos : NULL);
+		if (!counted)
+			hot_drop(xdp_rl_hot_id(r->t, wh.index, j, gen), r->inc,
+				 e && lru ? &r->pos : NULL);
 		if (e)
 			entry_touch(e, v6, r->pos.tick, lru);
 		return V_LIMIT;
@@ -764,7 +767,8 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
 		if (READ_ONCE(s->tag) != pos.tag)
 			return V_SLOW;
-		hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc, NULL);
+		if (!window_drop(w, xdp_rl_gen_of_count(c), live->layer[0].limit, inc))
+			hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc, NULL);
 		slot_touch(s, jiffies);
 		return V_LIMIT;
 	}

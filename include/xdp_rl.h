@@ -542,18 +542,30 @@ struct xdp_rl_hot_key {
 /* ---- Drops of a window with no budget left --------------------------------- */
 
 /*
- * A packet of a source whose window has no budget left (count >= limit) is
- * dropped without a write to memory other CPUs write: the count stays, and
- * the drop is counted per CPU in the `hot` map (a per-CPU array of
- * struct xdp_rl_hot, direct-mapped by window, sized at load by
- * xdp_rl_hot_entries), moved to
- * the window's word in the `drops` map (one __u64 per window: its
- * generation in the top 16 bits, drops below, in packets or bytes as the
- * count) when XDP_RL_HOT_FLUSH packets have gathered, or when another
- * window needs the entry (bpf/hot.h). What a
- * window has been offered is its count, plus the drops in its word while it
- * names the same generation, plus what each CPU holds for it.
+ * A packet of a source whose window has no budget left (count > limit) is
+ * dropped on a read of the count (bpf/hot.h). Its drop is counted in one
+ * of two places:
+ *
+ *   - in the count itself, by the atomic add a pass makes, on the line the
+ *     read brought in: while the count is at most XDP_RL_HOT_AFTER drops
+ *     (of the packet's size, with --bytes) past the limit. A drop then
+ *     touches no line a pass does not.
+ *   - past that, in this CPU's entry of the `hot` map (a per-CPU array of
+ *     struct xdp_rl_hot, direct-mapped by window, sized at load by
+ *     xdp_rl_hot_entries), moved to the window's word in the `drops` map
+ *     (one __u64 per window: its generation in the top 16 bits, drops
+ *     below, in packets or bytes as the count) when XDP_RL_HOT_FLUSH packets
+ *     have gathered, or when another window needs the entry. These are for
+ *     one source flooding on many CPUs: no write to a line they share.
+ *
+ * What a window has been offered is its count, plus the drops in its word
+ * while it names the same generation, plus what each CPU holds for it.
+ * The program's cfg_hot_after is XDP_RL_HOT_AFTER (tests set it before
+ * load, up to XDP_RL_HOT_AFTER_MAX; 0: every drop apart).
  */
+#define XDP_RL_HOT_AFTER     4096
+#define XDP_RL_HOT_AFTER_MAX (1U << 20)
+
 #define XDP_RL_HOT_ENTRIES_MIN 1024
 #define XDP_RL_HOT_ENTRIES_MAX 16384
 #define XDP_RL_HOT_FLUSH       256

@@ -172,6 +172,8 @@ int env_load(struct env *e, const struct load_opts *o)
 	if (!e->skel)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = !o->real_clock;
+	if (o->hot_after)
+		e->skel->rodata->cfg_hot_after = o->hot_after < 0 ? 0 : (__u32)o->hot_after;
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
 	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
 		   f.key) ||

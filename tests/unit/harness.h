@@ -111,7 +111,15 @@ struct load_opts {
 	 */
 	int real_clock;
 	__u32 key; /* enum xdp_rl_key_kind (--key), default the source */
+	/*
+	 * The program's cfg_hot_after (bpf/hot.h): drops a full window counts
+	 * in its count before the hot entries; 0: XDP_RL_HOT_AFTER, as loaded
+	 * by xdp-rl; HOT_AFTER_NONE: none, every drop apart.
+	 */
+	int hot_after;
 };
+
+#define HOT_AFTER_NONE (-1)
 
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */
 #define TEST_SEED 0x5eed5eed12345678ULL

@@ -212,8 +212,19 @@ static int layers_charge(struct model *m, struct model_win *w, __u32 room,
 		if (model_over(&w[i], m->now, lay[i].window_ns))
 			break;
 		if (judged(m, &w[i]) > lay[i].limit) {
-			w[i].apart += inc;
-			*full = 1;
+			/*
+			 * Its first drops past the limit count in its count
+			 * (bpf/window.h, window_drop), not in a fleet (whose agent
+			 * shares the count); the rest apart (bpf/hot.h).
+			 */
+			if (!(m->live.flags & XDP_RL_F_FLEET) &&
+			    w[i].count - lay[i].limit <= (__u64)m->f.hot_after * inc) {
+				w[i].count += inc;
+				*full = 2;
+			} else {
+				w[i].apart += inc;
+				*full = 1;
+			}
 			return i;
 		}
 		if (judged(m, &w[i]) + inc > lay[i].limit)

@@ -119,7 +119,8 @@ struct model_win {
 	__u64 start;
 	__u64 count; /* charged: what packets are decided on */
 	/*
-	 * Drops past a full window, counted apart from its count (bpf/hot.h):
+	 * Drops past a full window, counted apart from its count (bpf/hot.h;
+	 * its first f.hot_after drops are in its count):
 	 * what the window was offered is count + apart.
 	 */
 	__u64 apart;
@@ -166,6 +167,8 @@ struct model_fixed {
 	int v4_prefix, v6_prefix;
 	__u32 room; /* --max-layers: windows per slot */
 	__u32 key;  /* --key: enum xdp_rl_key_kind */
+	/* Drops past its limit a window counts in its count (the program's cfg_hot_after). */
+	__u32 hot_after;
 };
 
 struct model {
@@ -220,8 +223,12 @@ struct model_out {
 	struct model_where at;	/* what was charged */
 	struct model_where ins; /* the key given a slot (MW_KEY), if any */
 	int refused_layer;	/* the layer that refused it, or -1 */
-	int full;		/* ... on a read of a full window: nothing charged */
-	int newsrc;		/* -1: the cap was not asked; 0: it admitted; 1: it refused */
+	/*
+	 * ... on a read of a full window, nothing charged: 1, its drop counted
+	 * apart; 2, in the window's count (its first drops past the limit).
+	 */
+	int full;
+	int newsrc;	 /* -1: the cap was not asked; 0: it admitted; 1: it refused */
 	int passed_over; /* rules whose selector missed it, on the way to the one that judged */
 	int unread;	 /* a field a selector looks at was not read, and it was counted */
 	int rate;	 /* charged to limits with a rate layer; 2: refused by one */

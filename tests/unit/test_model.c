@@ -711,6 +711,13 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 	if (model_key_port(sc->lo.key) && sc->lo.v6_prefix > XDP_RL_KEY6_PORT_PREFIX)
 		sc->lo.v6_prefix = chance(&g.r, 65) ? XDP_RL_KEY6_PORT_PREFIX : 96;
 	sc->lo.layers = chance(&g.r, 35) ? 1 : 1 + below(&g.r, XDP_RL_MAX_LAYERS);
+	/*
+	 * Drops a full window counts in its count before the hot entries
+	 * (bpf/hot.h): as loaded by xdp-rl (a scenario never reaches it with
+	 * packets), none, or a few, so that both places fill.
+	 */
+	k = below(&g.r, 100);
+	sc->lo.hot_after = k < 30 ? 0 : k < 50 ? HOT_AFTER_NONE : 1 + (int)below(&g.r, 6);
 	sc->lo.sources = sources[below(&g.r, sizeof(sources) / sizeof(sources[0]))];
 	sc->tai = tais[below(&g.r, 3)];
 	k = below(&g.r, 100);
@@ -1003,6 +1010,12 @@ static void step_put(FILE *f, const struct step *st)
 
 static const char *const key_names[XDP_RL_KEY_KINDS] = { "src", "dst", "src,dport", "dst,dport" };
 
+/* The program's cfg_hot_after under @lo (harness.h). */
+static __u32 hot_after_of(const struct load_opts *lo)
+{
+	return !lo->hot_after ? XDP_RL_HOT_AFTER : lo->hot_after < 0 ? 0 : (__u32)lo->hot_after;
+}
+
 static void scenario_head(FILE *f, const struct scenario *sc)
 {
 	char w[32];
@@ -1010,6 +1023,8 @@ static void scenario_head(FILE *f, const struct scenario *sc)
 	fprintf(f, "load --key %s --v4-prefix %d --v6-prefix %d --max-sources %u --max-layers %d%s",
 		key_names[sc->lo.key % XDP_RL_KEY_KINDS], sc->lo.v4_prefix, sc->lo.v6_prefix,
 		sc->lo.sources, sc->lo.layers, sc->lo.bytes ? " --bytes" : "");
+	/* Not an option of xdp-rl's: the program's cfg_hot_after, set by the test. */
+	fprintf(f, " [hot after %u drops]", hot_after_of(&sc->lo));
 	settings_put(f, &sc->init);
 	fprintf(f, " (CLOCK_TAI to Unix: %s%s)", sc->tai < 0 ? "-" : "",
 		dur_str(sc->tai < 0 ? -sc->tai : sc->tai, w, sizeof(w)));
@@ -1031,6 +1046,7 @@ enum cover {
 	C_REFUSED,
 	C_UNDONE,
 	C_FULL,
+	C_IN_COUNT,
 	C_DRY,
 	C_TURNOVER,
 	C_UNSELECTED,
@@ -1063,6 +1079,7 @@ static const char *const cover_names[C_NCOVER] = {
 	"refused by a layer",
 	"of those, by a layer > 0 (charges taken back)",
 	"refused on a read of a full window",
+	"of those, counted in the window's count",
 	"dry run",
 	"windows opened",
 	"unselected (selectors, link-local exempt)",
@@ -2085,7 +2102,8 @@ static void cover_packet(struct run *r, const struct step *st, const struct mode
 	c[C_REFUSED] += o->refused_layer >= 0 && o->v != MV_BANNED;
 	c[C_UNDONE] += o->refused_layer > 0 && !o->full && o->v != MV_BANNED;
 	c[C_BANNED] += o->v == MV_BANNED;
-	c[C_FULL] += o->full;
+	c[C_FULL] += !!o->full;
+	c[C_IN_COUNT] += o->full == 2;
 	c[C_DRY] += o->v != MV_PASS && o->v != MV_ALLOW && o->v != MV_UNSELECTED &&
 		    (r->m.live.flags & XDP_RL_F_DRY_RUN);
 	c[C_UNSELECTED] += o->v == MV_UNSELECTED;
@@ -2136,7 +2154,10 @@ static int run_step(struct run *r, int i)
 		r->npackets++;
 		if (o.refused_layer >= 0)
 			snprintf(why, sizeof(why), "%s, refused by layer %d%s%s", o.why,
-				 o.refused_layer, o.full ? " (full: nothing charged)" : "",
+				 o.refused_layer,
+				 o.full == 2 ? " (full: the drop in its count)" :
+				 o.full	     ? " (full: the drop apart)" :
+					       "",
 				 r->m.st.c[XDP_RL_STAT_BANS] == bans ? "" :
 				 o.v == MV_BANNED ? " (a ban made opening its window)" :
 						    " (a ban made)");
@@ -2305,7 +2326,7 @@ static int run_scenario(struct run *r, const struct scenario *sc, FILE *log, int
 		return -1;
 	model_init(&r->m,
 		   &(struct model_fixed){ sc->lo.bytes, sc->lo.v4_prefix, sc->lo.v6_prefix,
-					  sc->lo.layers, sc->lo.key },
+					  sc->lo.layers, sc->lo.key, hot_after_of(&sc->lo) },
 		   r->e.skel->bss->fake_now_ns);
 	r->lsid = TEST_LSID;
 	r->next_lsid = TEST_LSID + 1;

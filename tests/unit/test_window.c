@@ -50,12 +50,12 @@ UNIT_TEST(window)
 	/* A live limit applies to the open window at once. */
 	env_set(&e, 9, 10 * SEC_NS, 0);
 	/*
-	 * The window (5 passed of 7) stopped counting one past its limit: the
-	 * packet that took it over is charged (bpf/events.h), the drops after
-	 * it are counted apart (bpf/hot.h), so raising the limit gives the
-	 * difference less that one.
+	 * The window (5 passed of 7) counts all 7: the packet that took it
+	 * over is charged (bpf/events.h), and a window's first drops after it
+	 * are counted in its count (bpf/hot.h), so raising the limit gives the
+	 * difference: 9 - 7.
 	 */
-	ASSERT_EQ(send_n(&e, &a, 5), 3, "window: limit raised 5 -> 9 mid-window: 3 more pass");
+	ASSERT_EQ(send_n(&e, &a, 5), 2, "window: limit raised 5 -> 9 mid-window: 2 more pass");
 	ASSERT_EQ(send_n(&e, &c, 2), 2, "window: a third source sends 2 of 9");
 	env_set(&e, 3, 10 * SEC_NS, 0);
 	ASSERT_EQ(send_n(&e, &c, 3), 1,
@@ -249,5 +249,88 @@ UNIT_TEST(charge_saturated)
 	ASSERT_EQ(r, -1, "charge saturated: a charge to the ceiling fails");
 	ASSERT_EQ(errno, EOVERFLOW, "charge saturated: ... saying the count would pass it");
 	ASSERT_EQ(count4(&e, "198.18.9.9"), 7, "charge saturated: nothing more was charged");
+	env_free(&e);
+}
+
+/*
+ * Where a drop is counted (bpf/hot.h): a window's first drops past its
+ * limit in its count, by the add a pass makes; past cfg_hot_after of them,
+ * apart (the per-CPU hot entries, then the `drops` word). What get reads,
+ * count and apart together, is every packet offered either way; what a
+ * raised limit finds is the count.
+ */
+UNIT_TEST(drops_in_count)
+{
+	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.2.9" });
+	struct pkt big = build(&(struct pkt_spec){ V4, "198.18.2.10", 0, 100 });
+	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_FLEET };
+	struct xdp_rl_state *w;
+	struct env e;
+
+	/* Three in the count, then apart. */
+	if (env_open(&e, &(struct load_opts){ .hot_after = 3 }, "drops in count: load"))
+		return;
+	env_set(&e, 5, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 13), 5, "drops in count: limit 5, 13 offered -> 5 pass");
+	w = windows4(&e, "198.18.2.9");
+	if (ASSERT_TRUE(w, "drops in count: the source has a slot"))
+		ASSERT_EQ(xdp_rl_count(w->count_gen), 9,
+			  "drops in count: 5 passed, the one over, 3 drops in the count");
+	ASSERT_EQ(drops4_layer(&e, "198.18.2.9", TEST_LSID, 0), 4,
+		  "drops in count: the other 4 drops counted apart");
+	ASSERT_EQ(count4(&e, "198.18.2.9"), 13, "drops in count: get reads all 13 offered");
+	env_set(&e, 12, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 5), 3,
+		  "drops in count: limit raised 5 -> 12: the count (9) leaves 3");
+	/* The next window counts afresh, in its count first again. */
+	e.skel->bss->fake_now_ns += 11 * SEC_NS;
+	env_set(&e, 2, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 4), 2, "drops in count: a new window, limit 2: 2 of 4 pass");
+	w = windows4(&e, "198.18.2.9");
+	if (ASSERT_TRUE(w, "drops in count: still there"))
+		ASSERT_EQ(xdp_rl_count(w->count_gen), 4,
+			  "drops in count: the new window counts its drop in its count");
+	ASSERT_EQ(drops4_layer(&e, "198.18.2.9", TEST_LSID, 0), 0,
+		  "drops in count: nothing apart in the new window");
+
+	/* In a fleet every drop is apart: the agent shares the count (user/fleet.c). */
+	live.layer[0].limit = 5;
+	live.layer[0].window_ns = 10 * SEC_NS;
+	e.skel->bss->fake_now_ns += 11 * SEC_NS;
+	env_live(&e, &live);
+	ASSERT_EQ(send_n(&e, &a, 10), 5, "drops in count: fleet, limit 5: 5 of 10 pass");
+	w = windows4(&e, "198.18.2.9");
+	if (ASSERT_TRUE(w, "drops in count: fleet, a slot"))
+		ASSERT_EQ(xdp_rl_count(w->count_gen), 6,
+			  "drops in count: fleet: the count stops one past the limit");
+	ASSERT_EQ(count4(&e, "198.18.2.9"), 10, "drops in count: fleet: get reads all 10");
+	env_free(&e);
+
+	/* With --bytes, the bound is so many drops of the packet's size. */
+	if (env_open(&e, &(struct load_opts){ .bytes = 1, .hot_after = 2 },
+		     "drops in count: bytes: load"))
+		return;
+	env_set(&e, 1000, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &big, 15), 10, "drops in count: bytes: 10 of 15 100-byte frames pass");
+	w = windows4(&e, "198.18.2.10");
+	if (ASSERT_TRUE(w, "drops in count: bytes: a slot"))
+		ASSERT_EQ(xdp_rl_count(w->count_gen), 1300,
+			  "drops in count: bytes: the one over and 2 drops in the count");
+	ASSERT_EQ(count4(&e, "198.18.2.10"), 1500, "drops in count: bytes: get reads 1500 bytes");
+	env_free(&e);
+
+	/* None in the count: every drop apart, the count one past the limit. */
+	if (env_open(&e, &(struct load_opts){ .hot_after = HOT_AFTER_NONE },
+		     "drops in count: none: load"))
+		return;
+	env_set(&e, 5, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 9), 5, "drops in count: none: 5 of 9 pass");
+	w = windows4(&e, "198.18.2.9");
+	if (ASSERT_TRUE(w, "drops in count: none: a slot"))
+		ASSERT_EQ(xdp_rl_count(w->count_gen), 6,
+			  "drops in count: none: the count stops one past the limit");
+	ASSERT_EQ(count4(&e, "198.18.2.9"), 9, "drops in count: none: get reads all 9");
+	env_set(&e, 9, 10 * SEC_NS, 0);
+	ASSERT_EQ(send_n(&e, &a, 5), 3, "drops in count: none: limit raised 5 -> 9: 3 more");
 	env_free(&e);
 }
