@@ -9,7 +9,7 @@
  * event_over: in the fast path (limit_fast), in the general path per layer
  * (layers_charge notes the layer that refused with that crossing in struct
  * charge; charge_in calls), a --shared budget's too, and the --new-sources
- * cap (new_source_take). Drops on a window already over (hot.h, read only)
+ * cap (new_source_take). Drops on a window already over (refused on a read, hot.h)
  * never come here. A charge taken back (the slot passed to another key
  * under the packet) calls nothing; in fleet mode the crossing is judged on
  * the count with the fleet's share, which may move between packets, so a

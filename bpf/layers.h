@@ -267,7 +267,7 @@ static __always_inline __u64 rate_layer_hit(struct xdp_rl_state *st, __u32 i,
  * and able to admit the packet (so the full charge would reach it, be
  * refused there, and take back every charge before it). The packet is
  * refused at once. Its drop is counted in that window's count while the
- * window has few (window_drop, hot.h; not in a fleet, whose agent shares
+ * window has few (window_drop, window.h and hot.h; not in a fleet, whose agent shares
  * the count), and *counted is set; else the caller counts it apart
  * (hot_drop). Returns the layer, with its window's generation in *gen, or
  * -1 for the full charge.

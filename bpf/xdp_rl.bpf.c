@@ -759,8 +759,10 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	if (xdp_rl_window_over(e, now, live->layer[0].window_ns))
 		return V_SLOW;
 	/*
-	 * Over its limit already: refused on a read, no write to the shared
-	 * line (hot.h). At the limit exactly, the charge takes it over (events.h).
+	 * Over its limit already: refused on a read; the drop counted in the
+	 * count while the window has few, else apart, with no write to the
+	 * shared line (hot.h). At the limit exactly, the charge takes it over
+	 * (events.h).
 	 */
 	c = READ_ONCE(w->count_gen);
 	if (xdp_rl_count(c) > live->layer[0].limit &&
