@@ -4,7 +4,8 @@
 # plain reference limiter, nftables and iptables, its map memory, the fleet
 # agent's rounds, what a capture and --ban cost the datapath, what a
 # rate (--rate) costs against a fixed window and the kernel's token buckets,
-# and what a --key beyond the source costs.
+# and what a --key beyond the source costs; then the cost goals, judged on
+# this run.
 #
 #   scripts/bench.sh [BUILD]      (make bench; needs root)
 #
@@ -13,7 +14,7 @@
 # capture.json, ban.json, rate.json, rate_e2e.json(l), keys.json), then puts
 # each part's tables in doc/costs.md
 # between its markers (scripts/bench_doc.py), with the run's date, commit
-# and machine.
+# and machine, and the goals (part 9: parts 1 and 2 both run) in README.md.
 # Timings are only measured, never asserted; make test does not run this.
 #
 #   BENCH_QUICK=1           a smoke run: fewer scenarios, runs and rounds;
@@ -23,7 +24,8 @@
 #   BENCH_E2E_SECONDS=S     seconds of flood per case and round (default 1)
 #   BENCH_FLEET_SECONDS=S   seconds of the fleet agent's rounds measured per case (default 5)
 #   BENCH_RATE_ROUNDS=N     end-to-end rounds of part 7 (default 7)
-#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban rate keys (default: all);
+#   BENCH_PARTS="..."       the parts to run, of kern e2e mem fleet capture ban rate keys (default: all;
+#                           part 9, the goals, comes with kern and e2e together);
 #                           with some left out, the run's date, commit and machine go into
 #                           each part run, and doc/costs.md keeps the other parts and its
 #                           'run' lines as they were (e.g. BENCH_PARTS=capture: part 5 alone,
@@ -105,7 +107,8 @@ if want kern; then
 title "== 1. In-kernel cost per packet: BPF_PROG_TEST_RUN with repeat (the kernel's own duration), one 64-byte frame"
 say "Every program runs behind the same wrapper (it rewrites the source address to the next of N, then tail-calls it); (d) is ns/pkt minus bare"
 say "XDP_DROP in the same run. Steady state: every source already has an open 1 h window; 'dropping' = limit 1, 'passing' = limit max."
-say "plain/xdp-rl = plain reference's (d) over"
+say "'dropping, apart' = the same xdp-rl dropping with every drop counted apart in the hot entries (cfg_hot_after 0), as before a window's first"
+say "4096 drops went into its count (bpf/hot.h): what that bought is the difference from 'xdp-rl dropping'. plain/xdp-rl = plain reference's (d) over"
 say "xdp-rl's (| the same for ns/pkt with the floor). Fresh tables: N new sources through empty tables (every packet an insert), then the same N again."
 say "Runs of 250 000 packets (fresh: one pass over the N sources), sources visited in an order unrelated to their order in memory;"
 say "11 runs steady, 7 fresh, program order reversed every other run; after the steady table, one window every CPU charges, on 1 and 2 CPUs (its own note);"
@@ -192,10 +195,17 @@ title "== 8. What a key beyond the source costs (--key src,dport, dst, dst,dport
 part 600 "$bp" keys "${keys_args[@]}"
 fi
 
+# The goals need this run's parts 1 and 2 (every figure a ratio or difference within it).
+if want kern && want e2e; then
+title "== 9. The cost goals (README, 'What it costs'), judged on parts 1 and 2 of this run"
+part 60 "$py" "$here/bench_goals.py" "$out/kern.json" "$out/e2e.json"
+fi
+
 say ""
 say "make bench took $(( $(date +%s) - start )) s"
 mv "$tmp" "$results"
 echo "(written to $results)"
 if [ "${BENCH_DOC:-$([ "$quick" = 1 ] && echo 0 || echo 1)}" = 1 ]; then
 	"$py" "$here/bench_doc.py" "$results" "$here/../doc/costs.md"
+	"$py" "$here/bench_doc.py" "$results" "$here/../README.md" goals
 fi

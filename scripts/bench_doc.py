@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Put the tables of a `make bench` run into doc/costs.md.
 
-    scripts/bench_doc.py RESULTS DOC      (scripts/bench.sh runs it)
+    scripts/bench_doc.py RESULTS DOC [NAME...]     (scripts/bench.sh runs it)
 
 RESULTS is scripts/bench.sh's results.txt: a few lines saying when, at
 which commit and on which machine it ran, then its parts, each beginning
@@ -13,7 +13,8 @@ which commit and on which machine it ran, then its parts, each beginning
     <!-- bench:NAME end -->
 
 for NAME run (the lines before the first part: the date, the commit, the
-machine) and kern, e2e, mem, fleet, capture, ban, rate, keys (parts 1 to 8). What is
+machine) and kern, e2e, mem, fleet, capture, ban, rate, keys, goals (parts
+1 to 9); or, if NAMEs are given, for those only (README.md holds goals). What is
 between a pair is replaced by that part of RESULTS, as a block of
 preformatted text; everything outside the markers is left as it was, byte
 for byte. A part the run did not make leaves its markers' text alone (a
@@ -26,7 +27,7 @@ import re
 import sys
 
 PARTS = {"1": "kern", "2": "e2e", "3": "mem", "4": "fleet", "5": "capture", "6": "ban",
-         "7": "rate", "8": "keys"}
+         "7": "rate", "8": "keys", "9": "goals"}
 NAMES = ["run"] + list(PARTS.values())
 
 
@@ -58,9 +59,9 @@ def block(text):
     return f"{fence}\n{text}\n{fence}"
 
 
-def replace_parts(doc, parts):
-    """DOC with each part of @parts put between its markers."""
-    for name in NAMES:
+def replace_parts(doc, parts, names=NAMES):
+    """DOC with each part of @parts named in @names put between its markers."""
+    for name in names:
         begin = f"<!-- bench:{name} begin -->"
         end = f"<!-- bench:{name} end -->"
         nb, ne = doc.count(begin + "\n"), doc.count("\n" + end)
@@ -77,21 +78,25 @@ def replace_parts(doc, parts):
 
 
 def main(argv):
-    if len(argv) != 3:
-        sys.exit("usage: bench_doc.py RESULTS DOC")
+    if len(argv) < 3:
+        sys.exit("usage: bench_doc.py RESULTS DOC [NAME...]")
+    names = argv[3:] or NAMES
+    bad = [n for n in names if n not in NAMES]
+    if bad:
+        sys.exit(f"bench_doc.py: no part is called {', '.join(bad)} (of: {' '.join(NAMES)})")
     with open(argv[1]) as f:
         parts = split_results(f.read())
     with open(argv[2]) as f:
         doc = f.read()
     try:
-        new = replace_parts(doc, parts)
+        new = replace_parts(doc, parts, names)
     except DocError as e:
         sys.exit(f"bench_doc.py: {argv[2]}: {e}; nothing was written")
     tmp = argv[2] + ".tmp"
     with open(tmp, "w") as f:
         f.write(new)
     os.replace(tmp, argv[2])
-    print(f"(tables written to {argv[2]}: {', '.join(n for n in NAMES if n in parts)})")
+    print(f"(tables written to {argv[2]}: {', '.join(n for n in names if n in parts)})")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ CASES = [
     ("xdp_pass", "bare XDP_PASS, all to the stack"),
     ("xdp_rl", "xdp-rl (XDP, native)"),
     ("xdp_rl_lru", "xdp-rl --table lru"),
+    ("plain_lru", "plain LRU-hash limiter (floor)"),
     ("nft_ingress", "nft meter, netdev ingress"),
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
@@ -119,6 +120,11 @@ class Bed:
             table = "lru" if case == "xdp_rl_lru" else "buckets"
             sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--limit", str(L), "--window", "1s",
                "--table", table)
+        elif case == "plain_lru":
+            # The kernel's LRU hash and one add per packet (part 1's plain reference),
+            # as many entries as xdp-rl's table (--max-sources' default).
+            sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", rx_if, "plain", str(L),
+               "262144")
         elif case == "xdp_rl_rate":
             sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--rate", f"{L}/1s", "--burst",
                str(L), "--table", "buckets")
@@ -248,6 +254,9 @@ table ip bench {{
                      ["nftables"] if "rule" in o]
             cnt = [next(e["counter"]["packets"] for e in r["expr"] if "counter" in e) for r in rules]
             c["tool_dropped"], c["tool_passed"] = cnt[0], cnt[1]
+        elif case == "plain_lru":
+            c["tool_dropped"] = c.get("veth_xdp_drops", 0)
+            c["tool_passed"] = c.get("veth_xdp_packets", 0) - c["tool_dropped"]
         elif case == "ipt_hashlimit":
             lines = self.nsx("iptables", "-t", "raw", "-vnxL", "PREROUTING").splitlines()[2:]
             cnt = [int(l.split()[0]) for l in lines if l.strip()]

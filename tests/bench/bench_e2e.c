@@ -41,6 +41,7 @@
 #include "bench_user.h"
 #include "gen.skel.h"
 #include "bare.skel.h"
+#include "plain.skel.h"
 
 #define MAX_KSOFTIRQD BENCH_MAX_CPUS
 /*
@@ -356,14 +357,44 @@ int cmd_gen(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The plain reference limiter (plain.bpf.c: the kernel's LRU hash, a window
+ * of 1 s) with @limit packets per source and @entries IPv4 sources,
+ * attached to @ifindex: the floor of --table lru end to end.
+ */
+static void attach_plain(int ifindex, const char *dev, const char *limit, const char *entries)
+{
+	struct bench_plain *skel = bench_plain__open();
+	char *end;
+	unsigned long long l = strtoull(limit, &end, 10), n;
+	int r;
+
+	if (!skel || *end || !*limit)
+		die("xdp: plain LIMIT ENTRIES: cannot open the plain reference, or LIMIT '%s' is not a number",
+		    limit);
+	n = strtoull(entries, &end, 10);
+	if (*end || !n || n > (1ULL << 24))
+		die("xdp: plain LIMIT ENTRIES: ENTRIES '%s' is not 1 .. 16777216", entries);
+	skel->rodata->limit = l;
+	skel->rodata->window_ns = 1000000000ULL;
+	if (bpf_map__set_max_entries(skel->maps.plain4, (__u32)n) ||
+	    bpf_map__set_max_entries(skel->maps.plain6, 1024) || bench_plain__load(skel))
+		die("xdp: cannot load the plain reference: %s", strerror(errno));
+	r = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.plain), XDP_FLAGS_DRV_MODE, NULL);
+	if (r)
+		die("xdp: cannot attach the plain reference to '%s': %s", dev, strerror(-r));
+	bench_plain__destroy(skel);
+}
+
 int cmd_xdp(int argc, char **argv)
 {
 	const char *netns, *dev, *what;
 	struct bench_bare *skel;
 	int ifindex, r, fd;
 
-	if (argc != 6 || strcmp(argv[1], "--netns") || strcmp(argv[3], "--dev"))
-		die("usage: bench_prog xdp --netns NS --dev IF drop|pass|off");
+	if ((argc != 6 && !(argc == 8 && !strcmp(argv[5], "plain"))) ||
+	    strcmp(argv[1], "--netns") || strcmp(argv[3], "--dev"))
+		die("usage: bench_prog xdp --netns NS --dev IF drop|pass|off|plain LIMIT ENTRIES");
 	netns = argv[2];
 	dev = argv[4];
 	what = argv[5];
@@ -379,8 +410,12 @@ int cmd_xdp(int argc, char **argv)
 			die("xdp: cannot detach from '%s': %s", dev, strerror(-r));
 		return 0;
 	}
+	if (!strcmp(what, "plain")) {
+		attach_plain(ifindex, dev, argv[6], argv[7]);
+		return 0;
+	}
 	if (strcmp(what, "drop") && strcmp(what, "pass"))
-		die("xdp: drop, pass or off, not '%s'", what);
+		die("xdp: drop, pass, plain or off, not '%s'", what);
 	skel = bench_bare__open_and_load();
 	if (!skel)
 		die("xdp: cannot load the bare programs: %s", strerror(errno));

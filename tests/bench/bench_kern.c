@@ -70,11 +70,16 @@
 #define WINDOW_NS     (3600 * SEC_NS)
 #define BENCH_SEED    0x6265bad5eed1ULL /* any: the tables' hash key */
 
-enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_LRU, P_LRU_PC, P_MAX };
+/*
+ * P_RL_APART: xdp-rl dropping with every drop counted apart (cfg_hot_after
+ * 0), as before a window's first drops went into its count (bpf/hot.h):
+ * what that change bought, in the same run.
+ */
+enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_LRU, P_LRU_PC, P_RL_APART, P_MAX };
 
 static const char *const prog_key[P_MAX] = {
 	"bare_drop",  "bare_pass",	 "xdp_rl_drop",		 "xdp_rl_pass",
-	"plain_drop", "xdp_rl_lru_drop", "xdp_rl_lru_pcpu_drop",
+	"plain_drop", "xdp_rl_lru_drop", "xdp_rl_lru_pcpu_drop", "xdp_rl_apart_drop",
 };
 
 struct scen {
@@ -91,6 +96,7 @@ struct kenv {
 	struct bench_bare *bare;
 	struct xdp_rl *rl;
 	struct xdp_rl *lru, *lru_pc; /* --table lru: one LRU list; per-CPU lists */
+	struct xdp_rl *apart;	     /* P_RL_APART's */
 	struct bench_plain *plain;
 	__u32 table;
 	int table_v6;
@@ -167,6 +173,9 @@ static void rl_publish(struct xdp_rl *s, __u64 limit)
 	rl_publish_ban(s, limit, 0);
 }
 
+/* Set: rl_load_key loads a program that counts every drop apart (P_RL_APART). */
+static int rl_all_apart;
+
 /*
  * xdp-rl with --max-sources @table, --table @kind (LRU hashes made with
  * @lru_flags), --key @key and --v6-prefix @v6_prefix.
@@ -179,6 +188,8 @@ static struct xdp_rl *rl_load_key(__u32 table, __u32 kind, __u32 lru_flags, __u3
 
 	if (!s)
 		die("kern: open xdp-rl: %s", strerror(errno));
+	if (rl_all_apart)
+		s->rodata->cfg_hot_after = 0;
 	skel_lru_flags = lru_flags;
 	err = skel_prepare(s, &(struct xdp_rl_fixed){ .max_sources = table,
 						      .v4_prefix = 32,
@@ -230,8 +241,12 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	xdp_rl__destroy(e->rl);
 	xdp_rl__destroy(e->lru);
 	xdp_rl__destroy(e->lru_pc);
+	xdp_rl__destroy(e->apart);
 	bench_plain__destroy(e->plain);
 	e->rl = rl_load(table);
+	rl_all_apart = 1;
+	e->apart = rl_load(table);
+	rl_all_apart = 0;
 	e->lru = rl_load_table(table, XDP_RL_TABLE_LRU, 0);
 	e->lru_pc = rl_load_table(table, XDP_RL_TABLE_LRU, BPF_F_NO_COMMON_LRU);
 	e->plain = plain_load(table, v6, 1);
@@ -273,6 +288,7 @@ static void set_target(struct kenv *e, enum prog_id p)
 		break;
 	case P_LRU: fd = bpf_program__fd(e->lru->progs.xdp_rl); break;
 	case P_LRU_PC: fd = bpf_program__fd(e->lru_pc->progs.xdp_rl); break;
+	case P_RL_APART: fd = bpf_program__fd(e->apart->progs.xdp_rl); break;
 	default: fd = bpf_program__fd(e->plain->progs.plain); break;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
@@ -494,11 +510,11 @@ static __u32 table_for(const struct scen *sc)
 
 static void print_header(void)
 {
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s\n",
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s\n",
 	       "scenario (steady state)", "bare XDP_DROP ns/pkt", "bare XDP_PASS  (d)",
-	       "xdp-rl dropping (d)", "xdp-rl passing  (d)", "plain ref       (d)",
-	       "plain/xdp-rl (d) | total", "lru dropping    (d)", "lru, per-CPU lists (d)",
-	       "lru/buckets (d) | total");
+	       "xdp-rl dropping (d)", "xdp-rl passing  (d)", "dropping, apart (d)",
+	       "plain ref       (d)", "plain/xdp-rl (d) | total", "lru dropping    (d)",
+	       "lru, per-CPU lists (d)", "lru/buckets (d) | total");
 }
 
 static void steady(struct kenv *e, const struct scen *sc)
@@ -570,9 +586,9 @@ static void steady(struct kenv *e, const struct scen *sc)
 	st = spread_of(ql, e->runs);
 	snprintf(lb, sizeof(lb), "%.2fx [%.2f..%.2f] | %.2fx", st.med, st.lo, st.hi,
 		 spread_of(qlt, e->runs).med);
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s%s%s\n", sc->name,
-	       b[P_DROP], b[P_PASS], b[P_RL], b[P_RL_PASS], b[P_PLAIN], rb, b[P_LRU], b[P_LRU_PC],
-	       lb, note, lnote);
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s%s%s\n", sc->name,
+	       b[P_DROP], b[P_PASS], b[P_RL], b[P_RL_PASS], b[P_RL_APART], b[P_PLAIN], rb, b[P_LRU],
+	       b[P_LRU_PC], lb, note, lnote);
 	fflush(stdout);
 
 	if (!e->json)
@@ -2500,6 +2516,7 @@ int cmd_kern(int argc, char **argv)
 	xdp_rl__destroy(e.rl);
 	xdp_rl__destroy(e.lru);
 	xdp_rl__destroy(e.lru_pc);
+	xdp_rl__destroy(e.apart);
 	bench_plain__destroy(e.plain);
 	bench_wrap__destroy(e.wrap);
 	bench_bare__destroy(e.bare);

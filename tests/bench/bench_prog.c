@@ -8,8 +8,9 @@
  *                  --seconds S --cpu C[,C...]
  *                                    the end-to-end load generator, a thread per CPU
  *                                    (one JSON line)
- *   bench_prog xdp --netns NS --dev IF (drop|pass|off)
- *                                    attach a bare XDP program (native mode) or detach
+ *   bench_prog xdp --netns NS --dev IF (drop|pass|off|plain LIMIT ENTRIES)
+ *                                    attach a bare XDP program or the plain reference
+ *                                    limiter (native mode), or detach
  *   bench_prog mem [--json FILE]     map memory per tracked source
  *   bench_prog line                  what a line both CPUs write costs now (one JSON line)
  *   bench_prog capture [--runs N] [--json FILE]

@@ -12,6 +12,7 @@ the versions agree. README's links resolve and its two commands are CI's;
 doc/costs.md's figures are between the markers that `make bench` writes,
 and the writer touches nothing else. Only the namespace and journal cases
 need root."""
+import json
 import os
 import re
 import shlex
@@ -873,7 +874,7 @@ make bench took 600 s
 
 
 def outside_markers(text):
-    return re.sub(r"<!-- bench:(\w+) begin -->\n.*?\n<!-- bench:\1 end -->", "<markers>",
+    return re.sub(r"<!-- bench:(\w+) begin -->\n(?:.*?\n)?<!-- bench:\1 end -->", "<markers>",
                   text, flags=re.S)
 
 
@@ -917,6 +918,57 @@ def test_bench_doc_writes_the_file(tmp_path):
     r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_doc.py"), str(results), str(doc)])
     assert r.returncode != 0 and "nothing was written" in r.stderr, r
     assert doc.read_text() == "no markers\n"
+
+
+def test_bench_doc_writes_goals_into_readme(tmp_path):
+    """Part 9, the goals, goes into README.md's own markers, and nothing else
+    of README changes; the same names are refused when the file lacks them."""
+    results, doc = tmp_path / "results.txt", tmp_path / "README.md"
+    results.write_text(SAMPLE_RESULTS + "\n== 9. The cost goals\ngoal  1.05x  holds\n")
+    doc.write_text(read(README))
+    r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_doc.py"), str(results), str(doc),
+             "goals"])
+    assert r.returncode == 0, r
+    text = doc.read_text()
+    assert "goal  1.05x  holds" in text and "abc1234" not in text, text
+    assert outside_markers(text) == outside_markers(read(README))
+    r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_doc.py"), str(results), str(doc),
+             "nosuch"])
+    assert r.returncode != 0 and "no part is called nosuch" in r.stderr, r
+
+
+def test_readme_cost_section_quotes_no_figure():
+    """README's cost section states no figure of its own: its goals are the
+    block make bench writes."""
+    text = read(README)
+    section = text.split("\n## What it costs\n", 1)[1].split("\n## ", 1)[0]
+    assert section.count("<!-- bench:goals begin -->") == 1, section
+    got = [m.group(0) for m in FIGURE.finditer(outside_markers(section))]
+    assert not got, got
+
+
+def test_bench_goals_judges_one_run(tmp_path):
+    """scripts/bench_goals.py reads parts 1 and 2's raw data and says, per
+    goal, the median and range of this run and whether it holds."""
+    def steady(name, drop, pas, bare):
+        return {"section": "kern_steady", "scenario": name,
+                "raw_kern_ns": {"xdp_rl_drop": drop, "xdp_rl_pass": pas, "bare_drop": bare}}
+    kern = [steady("IPv4 100 000, 1 CPU", [180, 181, 179, 185, 182], [170] * 5, [30] * 5),
+            steady("IPv4 1 000 000, 1 CPU", [220, 221, 219, 229, 222], [200] * 5, [30] * 5)]
+    e2e = {"per_round": {
+        "xdp_rl": {str(i): {"ratio": x} for i, x in enumerate([1.05, 1.07, 1.06, 1.2, 1.0, 1.06])},
+        "xdp_rl_lru": {str(i): {"ratio": x} for i, x in enumerate([1.5, 1.4, 1.45, 1.44, 1.6])}}}
+    kj, ej = tmp_path / "kern.json", tmp_path / "e2e.json"
+    kj.write_text(json.dumps(kern))
+    ej.write_text(json.dumps(e2e))
+    r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_goals.py"), str(kj), str(ej)])
+    assert r.returncode == 0, r
+    lines = r.stdout.splitlines()
+    assert len(lines) == 5, r.stdout
+    assert "1.06x [1.06..1.06]" in lines[1] and lines[1].endswith("holds"), lines[1]
+    assert "+11 ns [+10..+12]" in lines[2] and lines[2].endswith("not yet"), lines[2]
+    assert "+191 ns [+190..+192]" in lines[3] and lines[3].endswith("holds"), lines[3]
+    assert "1.45x [1.45..1.45]" in lines[4] and lines[4].endswith("not yet"), lines[4]
 
 
 # A figure: a number with a unit of time, size or ratio, or a cost over bare XDP_DROP.
