@@ -204,6 +204,23 @@ def test_dry_run_then_enforce_then_dry_run(bed):
 
 
 @pytest.mark.kernels
+def test_raised_limit_finds_the_drops_in_the_count(bed):
+    """xdp-rl(8), set --limit: a window counts the packet that took it over and
+    its first 4096 drops, so raising the limit from L to N gives a source that
+    sent D past L in that window N - L - min(D, 4097) more."""
+    src = "198.19.7.2"
+    bed.nft_counters(per_source_rules([src]))
+    bed.load("--limit", 10, "--window", "1h")
+    bed.send(src, 16)                       # 10 pass; D = 6
+    assert bed.counts()[src] == 10
+    assert bed.get(src)["count"] == 16
+    bed.xdp_ok("set", bed.rx_if, "--limit", 20)
+    bed.send(src, 10)                       # 20 - 10 - 6 = 4 more
+    assert bed.counts()[src] == 14
+    st = bed.stats()
+    assert (st["passed"], st["dropped"]) == (14, 12), st
+
+
 def test_set_limit_applies_to_open_window(bed):
     src = "198.19.7.1"
     bed.nft_counters(per_source_rules([src]))
