@@ -300,7 +300,7 @@ static __always_inline int layers_exhausted(struct xdp_rl_state *st, __u32 room,
 		/* At the limit exactly: the full charge takes it over (events.h). */
 		if (count > lay[i].limit) {
 			*gen = xdp_rl_gen_of_count(c);
-			*counted = !wh->fleet && window_drop(&st[i], *gen, lay[i].limit, inc);
+			*counted = !wh->fleet && window_drop(&st[i], c, lay[i].limit, inc);
 			return i;
 		}
 		if (count + inc > lay[i].limit)

@@ -269,23 +269,23 @@ struct window_charge {
 };
 
 /*
- * window_drop - count a drop of @inc in the count of window generation @gen
- * of @s itself, while that count is at most cfg_hot_after drops past
- * @limit (the packet was refused on a read of it: count > limit). The add
- * is kept only if it landed in that window (I1); one that lands
- * in the next is taken back, and the drop, of a window over, counts
- * nowhere, as hot_flush would leave it (bpf/hot.h). Returns 1 if the
- * drop is dealt with, 0 to count it apart (hot_drop).
+ * window_drop - count a drop of @inc in the count of @s itself, while that
+ * count is at most cfg_hot_after drops past @limit. @c: the count_gen the
+ * packet was refused on (its count > @limit), read by the caller. The add
+ * is kept only if it landed in that window (I1); one that lands in the
+ * next is taken back, and the drop, of a window over, counts nowhere, as
+ * hot_flush would leave it (bpf/hot.h). Returns 1 if the drop is dealt
+ * with, 0 to count it apart (hot_drop).
  */
-static __always_inline int window_drop(struct xdp_rl_state *s, __u64 gen, __u64 limit, __u64 inc)
+static __always_inline int window_drop(struct xdp_rl_state *s, __u64 c, __u64 limit, __u64 inc)
 {
-	__u64 c = READ_ONCE(s->count_gen), r;
+	__u64 r;
 
-	if (xdp_rl_gen_of_count(c) != gen || xdp_rl_count(c) <= limit ||
-	    xdp_rl_count(c) - limit > (__u64)(cfg_hot_after & (XDP_RL_HOT_AFTER_MAX * 2 - 1)) * inc)
+	/* A u32 times a frame's length: no overflow. */
+	if (xdp_rl_count(c) - limit > (__u64)cfg_hot_after * inc)
 		return 0;
 	r = __sync_fetch_and_add(&s->count_gen, inc) + inc;
-	if (xdp_rl_gen_of_count(r) != gen)
+	if (xdp_rl_gen_of_count(r) != xdp_rl_gen_of_count(c))
 		window_undo(s, xdp_rl_gen_of_count(r), inc);
 	return 1;
 }

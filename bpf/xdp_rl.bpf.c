@@ -769,7 +769,7 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
 		if (READ_ONCE(s->tag) != pos.tag)
 			return V_SLOW;
-		if (!window_drop(w, xdp_rl_gen_of_count(c), live->layer[0].limit, inc))
+		if (!window_drop(w, c, live->layer[0].limit, inc))
 			hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc, NULL);
 		slot_touch(s, jiffies);
 		return V_LIMIT;

@@ -561,10 +561,9 @@ struct xdp_rl_hot_key {
  * What a window has been offered is its count, plus the drops in its word
  * while it names the same generation, plus what each CPU holds for it.
  * The program's cfg_hot_after is XDP_RL_HOT_AFTER (tests set it before
- * load, up to XDP_RL_HOT_AFTER_MAX; 0: every drop apart).
+ * load; 0: every drop apart).
  */
-#define XDP_RL_HOT_AFTER     4096
-#define XDP_RL_HOT_AFTER_MAX (1U << 20)
+#define XDP_RL_HOT_AFTER 4096
 
 #define XDP_RL_HOT_ENTRIES_MIN 1024
 #define XDP_RL_HOT_ENTRIES_MAX 16384

@@ -172,8 +172,7 @@ int env_load(struct env *e, const struct load_opts *o)
 	if (!e->skel)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = !o->real_clock;
-	if (o->hot_after)
-		e->skel->rodata->cfg_hot_after = o->hot_after < 0 ? 0 : (__u32)o->hot_after;
+	e->skel->rodata->cfg_hot_after = load_hot_after(o);
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
 	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
 		   f.key) ||
@@ -196,6 +195,11 @@ fail:
 	env_free(e);
 	errno = err;
 	return -1;
+}
+
+__u32 load_hot_after(const struct load_opts *o)
+{
+	return !o->hot_after ? XDP_RL_HOT_AFTER : o->hot_after < 0 ? 0 : (__u32)o->hot_after;
 }
 
 /*

@@ -121,6 +121,9 @@ struct load_opts {
 
 #define HOT_AFTER_NONE (-1)
 
+/* The program's cfg_hot_after under @o. */
+__u32 load_hot_after(const struct load_opts *o);
+
 /* The hash key of the tables in these tests: fixed, so runs are repeatable. */
 #define TEST_SEED 0x5eed5eed12345678ULL
 

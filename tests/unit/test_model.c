@@ -1010,12 +1010,6 @@ static void step_put(FILE *f, const struct step *st)
 
 static const char *const key_names[XDP_RL_KEY_KINDS] = { "src", "dst", "src,dport", "dst,dport" };
 
-/* The program's cfg_hot_after under @lo (harness.h). */
-static __u32 hot_after_of(const struct load_opts *lo)
-{
-	return !lo->hot_after ? XDP_RL_HOT_AFTER : lo->hot_after < 0 ? 0 : (__u32)lo->hot_after;
-}
-
 static void scenario_head(FILE *f, const struct scenario *sc)
 {
 	char w[32];
@@ -1024,7 +1018,7 @@ static void scenario_head(FILE *f, const struct scenario *sc)
 		key_names[sc->lo.key % XDP_RL_KEY_KINDS], sc->lo.v4_prefix, sc->lo.v6_prefix,
 		sc->lo.sources, sc->lo.layers, sc->lo.bytes ? " --bytes" : "");
 	/* Not an option of xdp-rl's: the program's cfg_hot_after, set by the test. */
-	fprintf(f, " [hot after %u drops]", hot_after_of(&sc->lo));
+	fprintf(f, " [hot after %u drops]", load_hot_after(&sc->lo));
 	settings_put(f, &sc->init);
 	fprintf(f, " (CLOCK_TAI to Unix: %s%s)", sc->tai < 0 ? "-" : "",
 		dur_str(sc->tai < 0 ? -sc->tai : sc->tai, w, sizeof(w)));
@@ -2326,7 +2320,7 @@ static int run_scenario(struct run *r, const struct scenario *sc, FILE *log, int
 		return -1;
 	model_init(&r->m,
 		   &(struct model_fixed){ sc->lo.bytes, sc->lo.v4_prefix, sc->lo.v6_prefix,
-					  sc->lo.layers, sc->lo.key, hot_after_of(&sc->lo) },
+					  sc->lo.layers, sc->lo.key, load_hot_after(&sc->lo) },
 		   r->e.skel->bss->fake_now_ns);
 	r->lsid = TEST_LSID;
 	r->next_lsid = TEST_LSID + 1;
