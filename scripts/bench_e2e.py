@@ -43,6 +43,7 @@ CASES = [
     ("xdp_rl", "xdp-rl (XDP, native)"),
     ("xdp_rl_lru", "xdp-rl --table lru"),
     ("plain_lru", "plain LRU-hash limiter (floor)"),
+    ("line_floor", "one line per source (floor)"),
     ("nft_ingress", "nft meter, netdev ingress"),
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
     ("ipt_hashlimit", "iptables hashlimit, raw PREROUTING"),
@@ -124,6 +125,11 @@ class Bed:
             # The kernel's LRU hash and one add per packet (part 1's plain reference),
             # as many entries as xdp-rl's table (--max-sources' default).
             sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", rx_if, "plain", str(L),
+               "262144")
+        elif case == "line_floor":
+            # The least an exact per-source limiter touches: the header, and one
+            # line per source in an array as large as xdp-rl's table (bare_line).
+            sh(self.a.bench_prog, "xdp", "--netns", self.rx, "--dev", rx_if, "line", str(L),
                "262144")
         elif case == "xdp_rl_rate":
             sh(self.a.xdp_rl, "-n", self.rx, "load", rx_if, "--rate", f"{L}/1s", "--burst",
@@ -254,7 +260,7 @@ table ip bench {{
                      ["nftables"] if "rule" in o]
             cnt = [next(e["counter"]["packets"] for e in r["expr"] if "counter" in e) for r in rules]
             c["tool_dropped"], c["tool_passed"] = cnt[0], cnt[1]
-        elif case == "plain_lru":
+        elif case in ("plain_lru", "line_floor"):
             c["tool_dropped"] = c.get("veth_xdp_drops", 0)
             c["tool_passed"] = c.get("veth_xdp_packets", 0) - c["tool_dropped"]
         elif case == "ipt_hashlimit":
@@ -439,6 +445,10 @@ def main():
               "in the same round.")
     print("per dropped: (CPU - passed x CPU/frame of 'all to the stack') / dropped. nft and "
           "iptables cases have a bare XDP_PASS program on the receiving veth (for NAPI).")
+    if any(c == "line_floor" for c, _ in cases):
+        print("one line per source: the floor of any exact per-source limiter (bare.bpf.c "
+              "bare_line): the header read, one 64-byte line per source in an array as large as "
+              "xdp-rl's table, one atomic add, the limit per source for the round.")
     print()
     hdr = (f"{'case':<36}{'CPU ns/frame':<22}{'x DROP':<20}{'ns/dropped':<22}{'x DROP':<20}"
            f"{'x xdp-rl':<8}{'Mpps':>6}{'passed/src':>12}{'expected':>10}{'passed':>9}"

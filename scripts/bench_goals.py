@@ -65,26 +65,43 @@ def main(argv):
         rows.append((what, f"{med:+.0f} ns [{lo:+.0f}..{hi:+.0f}]", f"<= {goal:+.0f} ns",
                      "holds" if med <= goal else "not yet"))
 
+    def info_row(what, got, spec, unit):
+        """A figure that explains the goal above it; @spec formats each number."""
+        med, lo, hi = (format(x, spec) for x in got)
+        rows.append((what, f"{med}{unit} [{lo}..{hi}]", "", ""))
+
+    def over_row(what, case, floor):
+        """@case's CPU per frame over @floor's, round by round (part 2 trims 2 each side)."""
+        a, f = e2e["per_round"][case], e2e["per_round"][floor]
+        info_row(what, trimmed([a[k]["cpu_per_frame"] / f[k]["cpu_per_frame"]
+                                for k in a if k in f], 2), ".2f", "x")
+
     ratio_row("e2e, 4 096 sources over their limit, CPU per frame x bare XDP_DROP",
               e2e_ratio(e2e, "xdp_rl"), 1.10)
+    if "line_floor" in e2e["per_round"]:
+        # The floor of any exact per-source limiter: one line per source, same round.
+        info_row("  one line per source (the floor) x bare XDP_DROP",
+                 e2e_ratio(e2e, "line_floor"), ".2f", "x")
+        over_row("  xdp-rl over that floor, same round", "xdp_rl", "line_floor")
     r = kern_row(kern, "IPv4 100 000, 1 CPU")
     ns_row("in kernel, 100 000 sources: dropping less passing, per run",
            kern_diff(r, "xdp_rl_drop", "xdp_rl_pass"), 0)
     r = kern_row(kern, "IPv4 1 000 000, 1 CPU")
     ns_row("in kernel, 1 000 000 sources: dropping over bare XDP_DROP",
            kern_diff(r, "xdp_rl_drop", "bare_drop"), 200)
+    if "line_floor_drop" in r["raw_kern_ns"]:
+        info_row("  one line per source (the floor) over bare XDP_DROP",
+                 kern_diff(r, "line_floor_drop", "bare_drop"), "+.0f", " ns")
+        info_row("  xdp-rl over that floor, per run",
+                 kern_diff(r, "xdp_rl_drop", "line_floor_drop"), "+.0f", " ns")
     ratio_row("e2e, --table lru, CPU per frame x bare XDP_DROP",
               e2e_ratio(e2e, "xdp_rl_lru"), 1.35)
     if "plain_lru" in e2e["per_round"]:
         # The table's floor: the kernel's LRU hash with one add per packet, same round.
-        lru, plain = e2e["per_round"]["xdp_rl_lru"], e2e["per_round"]["plain_lru"]
-        med, lo, hi = trimmed([lru[k]["cpu_per_frame"] / plain[k]["cpu_per_frame"]
-                               for k in lru if k in plain], 2)
-        rows.append(("  of which over the plain LRU-hash limiter (its floor), same round",
-                     f"{med:.2f}x [{lo:.2f}..{hi:.2f}]", "", ""))
-        med, lo, hi = e2e_ratio(e2e, "plain_lru")
-        rows.append(("  the plain LRU-hash limiter x bare XDP_DROP",
-                     f"{med:.2f}x [{lo:.2f}..{hi:.2f}]", "", ""))
+        over_row("  of which over the plain LRU-hash limiter (its floor), same round",
+                 "xdp_rl_lru", "plain_lru")
+        info_row("  the plain LRU-hash limiter x bare XDP_DROP", e2e_ratio(e2e, "plain_lru"),
+                 ".2f", "x")
     head = ("goal (issue 27)", "this run: median [range]", "goal", "")
     w = [max(len(x[i]) for x in rows + [head]) for i in range(4)]
     for row in [head] + rows:

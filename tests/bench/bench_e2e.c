@@ -386,15 +386,45 @@ static void attach_plain(int ifindex, const char *dev, const char *limit, const 
 	bench_plain__destroy(skel);
 }
 
+/*
+ * The floor of a per-source limiter (bare.bpf.c bare_line): one 64-byte line
+ * per source in an array of @entries (a power of two), @limit packets per
+ * source, attached to @ifindex.
+ */
+static void attach_line(int ifindex, const char *dev, const char *limit, const char *entries)
+{
+	struct bench_bare *skel = bench_bare__open();
+	__u64 l, n;
+	int r;
+
+	if (!skel || parse_u64(limit, &l))
+		die("xdp: line LIMIT ENTRIES: cannot open the bare programs, or LIMIT '%s' is not a number",
+		    limit);
+	if (parse_u64(entries, &n) || !n || n > (1ULL << 24) || (n & (n - 1)))
+		die("xdp: line LIMIT ENTRIES: ENTRIES '%s' is not a power of two up to 16777216",
+		    entries);
+	skel->rodata->line_limit = l;
+	skel->rodata->line_shift = 32 - __builtin_ctzll(n);
+	if (bpf_map__set_max_entries(skel->maps.lines, (__u32)n) || bench_bare__load(skel))
+		die("xdp: cannot load the one-line-per-source floor: %s", strerror(errno));
+	r = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.bare_line), XDP_FLAGS_DRV_MODE,
+			   NULL);
+	if (r)
+		die("xdp: cannot attach the one-line-per-source floor to '%s': %s", dev,
+		    strerror(-r));
+	bench_bare__destroy(skel);
+}
+
 int cmd_xdp(int argc, char **argv)
 {
 	const char *netns, *dev, *what;
 	struct bench_bare *skel;
 	int ifindex, r, fd;
 
-	if ((argc != 6 && !(argc == 8 && !strcmp(argv[5], "plain"))) ||
+	if ((argc != 6 &&
+	     !(argc == 8 && (!strcmp(argv[5], "plain") || !strcmp(argv[5], "line")))) ||
 	    strcmp(argv[1], "--netns") || strcmp(argv[3], "--dev"))
-		die("usage: bench_prog xdp --netns NS --dev IF drop|pass|off|plain LIMIT ENTRIES");
+		die("usage: bench_prog xdp --netns NS --dev IF drop|pass|off|plain LIMIT ENTRIES|line LIMIT ENTRIES");
 	netns = argv[2];
 	dev = argv[4];
 	what = argv[5];
@@ -414,8 +444,12 @@ int cmd_xdp(int argc, char **argv)
 		attach_plain(ifindex, dev, argv[6], argv[7]);
 		return 0;
 	}
+	if (!strcmp(what, "line")) {
+		attach_line(ifindex, dev, argv[6], argv[7]);
+		return 0;
+	}
 	if (strcmp(what, "drop") && strcmp(what, "pass"))
-		die("xdp: drop, pass, plain or off, not '%s'", what);
+		die("xdp: drop, pass, plain, line or off, not '%s'", what);
 	skel = bench_bare__open_and_load();
 	if (!skel)
 		die("xdp: cannot load the bare programs: %s", strerror(errno));

@@ -75,11 +75,27 @@
  * 0), as before a window's first drops went into its count (bpf/hot.h):
  * what that change bought, in the same run.
  */
-enum prog_id { P_DROP, P_PASS, P_RL, P_RL_PASS, P_PLAIN, P_LRU, P_LRU_PC, P_RL_APART, P_MAX };
+/*
+ * P_LINE: one line per source (bare.bpf.c bare_line), the least an exact
+ * per-source limiter touches: what of xdp-rl's cost is its own.
+ */
+enum prog_id {
+	P_DROP,
+	P_PASS,
+	P_RL,
+	P_RL_PASS,
+	P_PLAIN,
+	P_LRU,
+	P_LRU_PC,
+	P_RL_APART,
+	P_LINE,
+	P_MAX
+};
 
 static const char *const prog_key[P_MAX] = {
-	"bare_drop",  "bare_pass",	 "xdp_rl_drop",		 "xdp_rl_pass",
-	"plain_drop", "xdp_rl_lru_drop", "xdp_rl_lru_pcpu_drop", "xdp_rl_apart_drop",
+	"bare_drop",	   "bare_pass",	      "xdp_rl_drop",	      "xdp_rl_pass",
+	"plain_drop",	   "xdp_rl_lru_drop", "xdp_rl_lru_pcpu_drop", "xdp_rl_apart_drop",
+	"line_floor_drop",
 };
 
 struct scen {
@@ -98,6 +114,7 @@ struct kenv {
 	struct xdp_rl *lru, *lru_pc; /* --table lru: one LRU list; per-CPU lists */
 	struct xdp_rl *apart;	     /* P_RL_APART's */
 	struct bench_plain *plain;
+	struct bench_bare *line; /* P_LINE's, its array as large as the table */
 	__u32 table;
 	int table_v6;
 	struct frame f4, f6;
@@ -234,6 +251,20 @@ static struct bench_plain *plain_load(__u32 table, int v6, __u64 limit)
 	return s;
 }
 
+/* The one-line-per-source floor (P_LINE): @table lines (a power of two), limit 1. */
+static struct bench_bare *line_load(__u32 table)
+{
+	struct bench_bare *s = bench_bare__open();
+
+	if (!s || (table & (table - 1)))
+		die("kern: open the one-line floor (%u lines): %s", table, strerror(errno));
+	s->rodata->line_limit = 1;
+	s->rodata->line_shift = 32 - __builtin_ctz(table);
+	if (bpf_map__set_max_entries(s->maps.lines, table) || bench_bare__load(s))
+		die("kern: load the one-line floor (%u lines): %s", table, strerror(errno));
+	return s;
+}
+
 static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 {
 	if (!fresh && e->rl && e->table == table && e->table_v6 == v6)
@@ -243,6 +274,7 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	xdp_rl__destroy(e->lru_pc);
 	xdp_rl__destroy(e->apart);
 	bench_plain__destroy(e->plain);
+	bench_bare__destroy(e->line);
 	e->rl = rl_load(table);
 	rl_all_apart = 1;
 	e->apart = rl_load(table);
@@ -250,6 +282,7 @@ static void tables_load(struct kenv *e, __u32 table, int v6, int fresh)
 	e->lru = rl_load_table(table, XDP_RL_TABLE_LRU, 0);
 	e->lru_pc = rl_load_table(table, XDP_RL_TABLE_LRU, BPF_F_NO_COMMON_LRU);
 	e->plain = plain_load(table, v6, 1);
+	e->line = line_load(table);
 	e->table = table;
 	e->table_v6 = v6;
 }
@@ -289,6 +322,7 @@ static void set_target(struct kenv *e, enum prog_id p)
 	case P_LRU: fd = bpf_program__fd(e->lru->progs.xdp_rl); break;
 	case P_LRU_PC: fd = bpf_program__fd(e->lru_pc->progs.xdp_rl); break;
 	case P_RL_APART: fd = bpf_program__fd(e->apart->progs.xdp_rl); break;
+	case P_LINE: fd = bpf_program__fd(e->line->progs.bare_line); break;
 	default: fd = bpf_program__fd(e->plain->progs.plain); break;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(e->wrap->maps.progs), &slot, &fd, 0))
@@ -510,11 +544,11 @@ static __u32 table_for(const struct scen *sc)
 
 static void print_header(void)
 {
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s\n",
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s\n",
 	       "scenario (steady state)", "bare XDP_DROP ns/pkt", "bare XDP_PASS  (d)",
 	       "xdp-rl dropping (d)", "xdp-rl passing  (d)", "dropping, apart (d)",
-	       "plain ref       (d)", "plain/xdp-rl (d) | total", "lru dropping    (d)",
-	       "lru, per-CPU lists (d)", "lru/buckets (d) | total");
+	       "1 line/source   (d)", "plain ref       (d)", "plain/xdp-rl (d) | total",
+	       "lru dropping    (d)", "lru, per-CPU lists (d)", "lru/buckets (d) | total");
 }
 
 static void steady(struct kenv *e, const struct scen *sc)
@@ -586,9 +620,9 @@ static void steady(struct kenv *e, const struct scen *sc)
 	st = spread_of(ql, e->runs);
 	snprintf(lb, sizeof(lb), "%.2fx [%.2f..%.2f] | %.2fx", st.med, st.lo, st.hi,
 		 spread_of(qlt, e->runs).med);
-	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s%s%s\n", sc->name,
-	       b[P_DROP], b[P_PASS], b[P_RL], b[P_RL_PASS], b[P_RL_APART], b[P_PLAIN], rb, b[P_LRU],
-	       b[P_LRU_PC], lb, note, lnote);
+	printf("%-30s %-20s %-22s %-22s %-22s %-22s %-22s %-22s %-26s %-22s %-22s %s%s%s\n",
+	       sc->name, b[P_DROP], b[P_PASS], b[P_RL], b[P_RL_PASS], b[P_RL_APART], b[P_LINE],
+	       b[P_PLAIN], rb, b[P_LRU], b[P_LRU_PC], lb, note, lnote);
 	fflush(stdout);
 
 	if (!e->json)
@@ -2518,6 +2552,7 @@ int cmd_kern(int argc, char **argv)
 	xdp_rl__destroy(e.lru_pc);
 	xdp_rl__destroy(e.apart);
 	bench_plain__destroy(e.plain);
+	bench_bare__destroy(e.line);
 	bench_wrap__destroy(e.wrap);
 	bench_bare__destroy(e.bare);
 	return 0;
