@@ -89,6 +89,12 @@ def main(argv):
     r = kern_row(kern, "IPv4 1 000 000, 1 CPU")
     ns_row("in kernel, 1 000 000 sources: dropping over bare XDP_DROP",
            kern_diff(r, "xdp_rl_drop", "bare_drop"), 200)
+    if "line_floor_long_drop" in r["raw_kern_ns"]:
+        # One line per source in a program as long as xdp-rl's (part 1's '1 line, long').
+        info_row("  one line per source, as long a program, over bare XDP_DROP",
+                 kern_diff(r, "line_floor_long_drop", "bare_drop"), "+.0f", " ns")
+        info_row("  xdp-rl over that floor, per run",
+                 kern_diff(r, "xdp_rl_drop", "line_floor_long_drop"), "+.0f", " ns")
     ratio_row("e2e, --table lru, CPU per frame x bare XDP_DROP",
               e2e_ratio(e2e, "xdp_rl_lru"), 1.35)
     if "plain_lru" in e2e["per_round"]:

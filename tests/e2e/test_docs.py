@@ -970,8 +970,10 @@ def test_bench_goals_judges_one_run(tmp_path):
     assert "+191 ns [+190..+192]" in lines[3] and lines[3].endswith("holds"), lines[3]
     assert "1.45x [1.45..1.45]" in lines[4] and lines[4].endswith("not yet"), lines[4]
 
-    # With the one-line-per-source floor in part 2: its row, and xdp-rl over
-    # it round by round, under the goal they explain.
+    # With the one-line-per-source floors in parts 1 and 2: their rows, and
+    # xdp-rl over them, round by round and run by run, under the goals they
+    # explain.
+    kern[1]["raw_kern_ns"]["line_floor_long_drop"] = [150, 152, 149, 151, 170]
     for i, x in enumerate([1.05, 1.07, 1.06, 1.2, 1.0, 1.06]):
         e2e["per_round"]["xdp_rl"][str(i)]["cpu_per_frame"] = 100 * x
     # The floor ran in 5 of the 6 rounds: xdp-rl is compared in those alone.
@@ -982,13 +984,15 @@ def test_bench_goals_judges_one_run(tmp_path):
     r = run([rlbed.PY, os.path.join(ROOT, "scripts", "bench_goals.py"), str(kj), str(ej)])
     assert r.returncode == 0, r
     lines = r.stdout.splitlines()
-    assert len(lines) == 7, r.stdout
+    assert len(lines) == 9, r.stdout
     assert "1.06x [1.06..1.06]" in lines[1] and lines[1].endswith("holds"), lines[1]
     assert "floor" in lines[2] and "1.02x [1.02..1.02]" in lines[2], lines[2]
     # Per round: 1.05, 1.07, 1.06, 1.2 and 1.0 over the floor; 2 trimmed each side.
     assert "over that floor" in lines[3] and "1.06x [1.06..1.06]" in lines[3], lines[3]
     assert "+191 ns [+190..+192]" in lines[5] and lines[5].endswith("holds"), lines[5]
-    assert "1.45x [1.45..1.45]" in lines[6] and lines[6].endswith("not yet"), lines[6]
+    assert "as long a program" in lines[6] and "+121 ns [+120..+122]" in lines[6], lines[6]
+    assert "over that floor" in lines[7] and "+70 ns [+69..+70]" in lines[7], lines[7]
+    assert "1.45x [1.45..1.45]" in lines[8] and lines[8].endswith("not yet"), lines[8]
 
 
 # A figure: a number with a unit of time, size or ratio, or a cost over bare XDP_DROP.
