@@ -8,8 +8,9 @@
  * Layout (include/xdp_rl.h): a table is an array map of buckets of
  * XDP_RL_BUCKET_SLOTS slots. A key may live in either of two buckets chosen
  * by its keyed hash. It is looked for in the first, then in the second, and
- * inserted into the one with more room (the first on a tie): three keys in
- * four are found in their first bucket, so a lookup mostly reads one
+ * inserted into the first while that is mostly empty, else into the one
+ * with more room (FIRST_KEEPS): until a table nears --max-sources nearly
+ * every key is found in its first bucket, so a lookup mostly reads one
  * bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
  * 128 bytes, two adjacent 64-byte lines; IPv6, 192; each window more, 64.
  * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
@@ -62,6 +63,22 @@
 #include "pos.h"
 
 #define SEEN_FOUND 0xffffULL /* seen's low bits once a packet found the slot */
+
+/*
+ * A new key goes to its first bucket while that has at least this many of
+ * its slots empty, else to the one with more room (the first on a tie).
+ * A lookup reads the first bucket first, and only then the second: each
+ * key found in its second pays a second cache miss after the first, which
+ * with many sources is most of what xdp-rl's table costs beyond one line
+ * per source (doc/costs.md, part 1). With keys kept in their first bucket
+ * while it has three of its four slots empty, a table holding a third of
+ * --max-sources has one key in twenty in its second bucket, where always
+ * choosing the emptier bucket had one in five; filled to --max-sources,
+ * three keys in a hundred thousand find both buckets full (and take a slot
+ * whose windows are over, or the one seen longest ago), where the emptier
+ * bucket every time had one (random keys, simulated).
+ */
+#define FIRST_KEEPS 3
 
 /* Where @key, charged under limit set @lsid, lives in a table of @nbuckets buckets. */
 static __always_inline void buckets_pos(struct table_pos *pos, const struct table_key *key,
@@ -342,8 +359,12 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		best = RANK_NEVER;
 		vj = 0;
 		vtag = 0;
-		/* All ones if the second bucket has more room: its empty slots go first. */
-		second = mask_below(bucket_free(bk1, v6), bucket_free(bk2, v6));
+		/*
+		 * All ones if the second bucket's empty slots go first: the first
+		 * has fewer than FIRST_KEEPS empty, and the second more than it.
+		 */
+		second = mask_below(bucket_free(bk1, v6), FIRST_KEEPS) &
+			 mask_below(bucket_free(bk1, v6), bucket_free(bk2, v6));
 		for (b = 0; b < 2; b++) {
 			bk = b ? bk2 : bk1;
 #pragma unroll
