@@ -9,9 +9,9 @@
  * XDP_RL_BUCKET_SLOTS slots. A key may live in either of two buckets chosen
  * by its keyed hash. It is looked for in the first, then in the second, and
  * inserted into the first while that is mostly empty, else into the one
- * with more room (FIRST_KEEPS): until a table nears --max-sources nearly
- * every key is found in its first bucket, so a lookup mostly reads one
- * bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
+ * with more room (FIRST_KEEPS): in a table holding a third of
+ * --max-sources, nineteen keys in twenty are found in their first bucket
+ * (fewer as it fills), so a lookup mostly reads one bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
  * 128 bytes, two adjacent 64-byte lines; IPv6, 192; each window more, 64.
  * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
  * hashes and compares through calls.
@@ -40,8 +40,9 @@
  * that should not. A charge made before step 2 is in a window step 2
  * closed, and counts for nothing.
  *
- * Which slot goes: an empty one (in the emptier of the key's two buckets),
- * else one whose windows are all over (nothing is lost), else the one whose
+ * Which slot goes: an empty one (in the key's first bucket while that has
+ * FIRST_KEEPS empty, else in the emptier of its two), else one whose
+ * windows are all over (nothing is lost), else the one whose
  * source was seen longest ago among the key's two buckets. Only the last is
  * an eviction: a source's open window is forgotten, as the least recently
  * used entry of an LRU map is. A key's windows are judged over with the
@@ -68,15 +69,18 @@
  * A new key goes to its first bucket while that has at least this many of
  * its slots empty, else to the one with more room (the first on a tie).
  * A lookup reads the first bucket first, and only then the second: each
- * key found in its second pays a second cache miss after the first, which
- * with many sources is most of what xdp-rl's table costs beyond one line
- * per source (doc/costs.md, part 1). With keys kept in their first bucket
+ * key found in its second pays a second cache miss after the first, much
+ * of what xdp-rl's table cost beyond one line per source with many sources
+ * (doc/costs.md, part 1). With keys kept in their first bucket
  * while it has three of its four slots empty, a table holding a third of
  * --max-sources has one key in twenty in its second bucket, where always
- * choosing the emptier bucket had one in five; filled to --max-sources,
- * three keys in a hundred thousand find both buckets full (and take a slot
- * whose windows are over, or the one seen longest ago), where the emptier
- * bucket every time had one (random keys, simulated).
+ * choosing the emptier bucket had one in five; the share grows as the
+ * table fills, to about what the emptier bucket gave once it is full.
+ * Filled to --max-sources (half its slots), about three keys in a hundred
+ * thousand find both buckets full and take a slot whose windows are over,
+ * or the one seen longest ago, where the emptier bucket every time had
+ * about one, and the first bucket every time three in a thousand (random
+ * keys, simulated).
  */
 #define FIRST_KEEPS 3
 
@@ -249,12 +253,11 @@ static __always_inline struct xdp_rl_slot *buckets_slot(void *map, const int v6,
 
 /*
  * Victim ranks (lower goes first), branch-free: an empty slot of the bucket
- * with more empty slots 0 (the first bucket on a tie), an empty slot of the
- * other 1, a slot whose windows are all over 2, else 3 plus how recently
- * its source was seen; never a BUSY slot. Filling the emptier of a key's two
- * buckets keeps buckets from overflowing while the table has room: at half
- * full (--max-sources) a few keys in a million find both full, where always
- * filling the first would turn away three in a thousand.
+ * that goes first (FIRST_KEEPS) 0, an empty slot of the other 1, a slot
+ * whose windows are all over 2, else 3 plus how recently its source was
+ * seen; never a BUSY slot. Turning to the emptier bucket once the first is
+ * half full keeps buckets from overflowing while the table has room (the
+ * figures are FIRST_KEEPS's).
  */
 #define RANK_STALE   2
 #define RANK_AGE_MAX ((1ULL << 50) - 1)
@@ -335,7 +338,7 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 					const struct xdp_rl_live *live, __u64 order)
 {
 	const __u32 size = xdp_rl_slot_size(v6, cfg_layers);
-	__u64 t, vtag, rank, best, busy, m, second;
+	__u64 t, vtag, rank, best, busy, m, second, free1;
 	struct xdp_rl_state *vst;
 	struct xdp_rl_key6 *k6;
 	struct xdp_rl_slot *s;
@@ -361,10 +364,11 @@ static __always_inline long pair_insert(void *bk1, void *bk2, struct xdp_rl_lock
 		vtag = 0;
 		/*
 		 * All ones if the second bucket's empty slots go first: the first
-		 * has fewer than FIRST_KEEPS empty, and the second more than it.
+		 * has fewer than FIRST_KEEPS empty slots, and the second has more
+		 * empty slots than the first.
 		 */
-		second = mask_below(bucket_free(bk1, v6), FIRST_KEEPS) &
-			 mask_below(bucket_free(bk1, v6), bucket_free(bk2, v6));
+		free1 = bucket_free(bk1, v6);
+		second = mask_below(free1, FIRST_KEEPS) & mask_below(free1, bucket_free(bk2, v6));
 		for (b = 0; b < 2; b++) {
 			bk = b ? bk2 : bk1;
 #pragma unroll
