@@ -174,13 +174,14 @@ int bare_line(struct xdp_md *ctx)
 
 /*
  * The same floor made as long as xdp-rl's program is with few sources:
- * LINE_PAD rounds of four independent multiplications after the add, work
- * that needs nothing from the line. With many sources a program this
- * short lets the CPU start the next packet's cache miss before the last
- * one's is served, which a longer one does not; this one shows what one
- * line per source costs a program of xdp-rl's length (LINE_PAD is set so
- * that both cost about the same over bare XDP_DROP with 1 000 sources, on
- * the machine the bench was written on: part 1 shows both, to compare).
+ * LINE_PAD rounds of four multiplications on the add's result, after it
+ * (so after the line's miss, as xdp-rl's checks of the count are). With
+ * many sources a program this short lets the CPU start the next packet's
+ * cache miss before the last one's is served, which a longer one does not;
+ * this one shows roughly what one line per source costs a program of
+ * xdp-rl's length (LINE_PAD is set so that both cost about the same over
+ * bare XDP_DROP with 1 000 sources, on the machine the bench was written
+ * on: part 1 shows both, to compare).
  */
 #define LINE_PAD 12
 
