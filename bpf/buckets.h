@@ -11,8 +11,9 @@
  * inserted into the first while that is mostly empty, else into the one
  * with more room (FIRST_KEEPS): in a table holding a third of
  * --max-sources, nineteen keys in twenty are found in their first bucket
- * (fewer as it fills), so a lookup mostly reads one bucket of an mmapable (page-aligned) array: IPv4 with one window per slot,
- * 128 bytes, two adjacent 64-byte lines; IPv6, 192; each window more, 64.
+ * (fewer as it fills), so a lookup mostly reads one bucket of an mmapable
+ * (page-aligned) array: IPv4 with one window per slot, 128 bytes, two
+ * adjacent 64-byte lines; IPv6, 192; each window more, 64.
  * The kernel's LRU hash reads a bucket head, then an element elsewhere, and
  * hashes and compares through calls.
  *
@@ -42,8 +43,8 @@
  *
  * Which slot goes: an empty one (in the key's first bucket while that has
  * FIRST_KEEPS empty, else in the emptier of its two), else one whose
- * windows are all over (nothing is lost), else the one whose
- * source was seen longest ago among the key's two buckets. Only the last is
+ * windows are all over (nothing is lost), else the one whose source was
+ * seen longest ago among the key's two buckets. Only the last is
  * an eviction: a source's open window is forgotten, as the least recently
  * used entry of an LRU map is. A key's windows are judged over with the
  * global limits' lengths if it is charged under them, else (a rule's limit
@@ -71,8 +72,8 @@
  * A lookup reads the first bucket first, and only then the second: each
  * key found in its second pays a second cache miss after the first, much
  * of what xdp-rl's table cost beyond one line per source with many sources
- * (doc/costs.md, part 1). With keys kept in their first bucket
- * while it has three of its four slots empty, a table holding a third of
+ * (doc/costs.md, part 1). With keys kept in their first bucket while it
+ * has three of its four slots empty, a table holding a third of
  * --max-sources has one key in twenty in its second bucket, where always
  * choosing the emptier bucket had one in five; the share grows as the
  * table fills, to about what the emptier bucket gave once it is full.
