@@ -423,6 +423,11 @@ struct charge_req {
 	struct table_key key;
 	__u32 rule; /* XDP_RL_EV_NO_RULE: the global limits */
 	__u32 v6;
+	/*
+	 * limit_fast found the key without an element in an LRU table: the
+	 * general path takes it as a new source at once (one lookup fewer).
+	 */
+	__u32 absent;
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
@@ -612,6 +617,9 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 		return V_PASS;
 	live = live_of(cfg);
 	lay = live->layer;
+	/* Told by limit_fast, for this packet only. */
+	fresh_source |= req->absent;
+	req->absent = 0;
 	req->n = live->nlayers;
 	lsid = live->lsid;
 	rule = rule_judge(v6, live, p, &req->rule6, &forced);
@@ -721,40 +729,55 @@ static __noinline int fast_over(const struct table_key *key, const struct xdp_rl
 	return V_LIMIT;
 }
 
+/* limit_fast's LRU key has no element: the general path's limit() is told (charge_req). */
+static __always_inline void lru_absent(void)
+{
+	__u32 q = SCRATCH_REQ;
+	struct charge_req *r = bpf_map_lookup_elem(&scratch, &q);
+
+	if (r)
+		r->absent = 1;
+}
+
 /*
- * The common case, apart, for the bucket table: one window per source, no
- * rules for the family, no ban and the source on no list, the source in the first
- * of its buckets, its window open. One lookup, one add, one check that the slot is still the source's.
- * (An LRU table takes the general path: its lookup is the kernel's, a
- * helper call, whose cost the rest would not change much.) Anything else (and a
- * count at saturation, or a charge that landed in another window or a slot
- * that changed hands under the add, taken back first) is V_SLOW, for
- * limit().
+ * The common case, apart: one window per source, no rules for the family,
+ * no ban and the source on no list, the source in its table already (the
+ * bucket table: in the first of its buckets), its window open. One lookup,
+ * one add, one check that the entry is still the source's: the steady step
+ * of window_hit, as the general path takes it, without building its
+ * request. Anything else (and a count at saturation, or a charge that
+ * landed in another window or an entry that changed hands under the add,
+ * taken back first) is V_SLOW, for limit(). @lru: the table, a constant,
+ * so that each copy holds only its own.
  */
-static __always_inline int limit_fast(const struct packet *p, const int v6,
-				      const struct xdp_rl_live *live, __u64 inc)
+static __always_inline int fast_charge(const struct packet *p, const int v6,
+				       const struct xdp_rl_live *live, __u64 inc, const int lru)
 {
 	const int ts = v6 ? T_SRC6 : T_SRC4;
 	struct table_pos pos;
 	struct xdp_rl_state *w;
-	struct xdp_rl_slot *s;
-	__u64 jiffies, now, r, e, c;
-	__u32 index;
+	__u64 jiffies, now, r, e, c, fresh[2];
+	__u32 index = 0;
+	void *s;
 
-	if (table_lru() || cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
-	    xdp_rl_is_rate(&live->layer[0]) ||
-	    (live->flags &
-	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
+	if (lru) {
+		lru_pos(&pos, &p->key, WIDE(v6), live->lsid);
+		s = bpf_map_lookup_elem(table_map(ts), pos.lkey);
+	} else {
+		buckets_pos(&pos, &p->key, WIDE(v6), live->lsid, cfg_buckets[ts], cfg_seed);
+		s = bucket_find(table_map(ts), pos.b1, WIDE(v6), &p->key, pos.tag, &index);
+		if (!s)
+			s = bucket_find(table_map(ts), pos.b2, WIDE(v6), &p->key, pos.tag, &index);
+	}
+	if (!s) {
+		if (lru)
+			lru_absent();
 		return V_SLOW;
-	buckets_pos(&pos, &p->key, WIDE(v6), live->lsid, cfg_buckets[ts], cfg_seed);
-	s = bucket_find(table_map(ts), pos.b1, WIDE(v6), &p->key, pos.tag, &index);
-	if (!s)
-		s = bucket_find(table_map(ts), pos.b2, WIDE(v6), &p->key, pos.tag, &index);
-	if (!s)
-		return V_SLOW;
-	w = slot_states(s, WIDE(v6));
+	}
+	w = entry_states(s, WIDE(v6), lru);
 	jiffies = clock_ticks();
 	now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
+	/* An LRU element's fresh windows (lru.h) have a start past any now: over. */
 	e = READ_ONCE(w->start_gen);
 	if (xdp_rl_window_over(e, now, live->layer[0].window_ns))
 		return V_SLOW;
@@ -767,23 +790,60 @@ static __always_inline int limit_fast(const struct packet *p, const int v6,
 	c = READ_ONCE(w->count_gen);
 	if (xdp_rl_count(c) > live->layer[0].limit &&
 	    xdp_rl_gen_of_count(c) == xdp_rl_gen_of_start(e)) {
-		if (READ_ONCE(s->tag) != pos.tag)
+		if (!entry_holds(s, WIDE(v6), &pos, lru))
 			return V_SLOW;
-		if (!window_drop(w, c, live->layer[0].limit, inc))
-			hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc, NULL);
-		slot_touch(s, jiffies);
+		if (!window_drop(w, c, live->layer[0].limit, inc)) {
+			/* An LRU element's hot entry is named by its fresh windows' tag. */
+			if (lru) {
+				lru_fresh(&pos, WIDE(v6), ts, fresh);
+				index = xdp_rl_lru_hot_index(fresh[1]);
+			}
+			hot_drop(xdp_rl_hot_id(ts, index, 0, xdp_rl_gen_of_count(c)), inc,
+				 lru ? &pos : NULL);
+		}
+		entry_touch(s, WIDE(v6), jiffies, lru);
 		return V_LIMIT;
 	}
 	r = __sync_fetch_and_add(&w->count_gen, inc) + inc;
 	if (xdp_rl_count(r) >= XDP_RL_COUNT_SAT ||
-	    xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) || READ_ONCE(s->tag) != pos.tag) {
+	    xdp_rl_gen_of_count(r) != xdp_rl_gen_of_start(e) ||
+	    !entry_holds(s, WIDE(v6), &pos, lru)) {
 		window_undo(w, xdp_rl_gen_of_count(r), inc);
 		return V_SLOW;
 	}
-	slot_touch(s, jiffies);
+	entry_touch(s, WIDE(v6), jiffies, lru);
 	if (event_crossed(xdp_rl_count(r), inc, live->layer[0].limit))
 		return fast_over(&p->key, live, xdp_rl_count(r), v6);
 	return xdp_rl_count(r) > live->layer[0].limit ? V_LIMIT : V_PASS;
+}
+
+/*
+ * An LRU table's, out of line, one per family (a constant, so that the
+ * lookup names one map and the verifier inlines it): its key and the
+ * kernel's lookup would not fit in xdp_rl's frame (check-stack.py).
+ */
+static __noinline int lru_fast4(const struct packet *p, const struct xdp_rl_live *live, __u64 inc)
+{
+	return fast_charge(p, 0, live, inc, 1);
+}
+
+static __noinline int lru_fast6(const struct packet *p, const struct xdp_rl_live *live, __u64 inc)
+{
+	return fast_charge(p, 1, live, inc, 1);
+}
+
+/* The common case, when the limits in force make it one (fast_charge). */
+static __always_inline int limit_fast(const struct packet *p, const int v6,
+				      const struct xdp_rl_live *live, __u64 inc)
+{
+	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
+	    xdp_rl_is_rate(&live->layer[0]) ||
+	    (live->flags &
+	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
+		return V_SLOW;
+	if (table_lru())
+		return v6 ? lru_fast6(p, live, inc) : lru_fast4(p, live, inc);
+	return fast_charge(p, v6, live, inc, 0);
 }
 
 /*

@@ -141,9 +141,13 @@ out:
  * stores in no set order, while a CPU of the old key may still read it.
  * Half-way, (1) the old key's CPU sees the new key's fresh start beside its
  * own opened count: it must write nothing (an I5 "repair" of that start
- * would leave the new key's window unable to open); and (2) the new key
+ * would leave the new key's window unable to open); (2) the new key
  * finds its own fresh count beside a start another key's CPU wrote: it
- * opens its window all the same, and is limited from its first packet.
+ * opens its window all the same, and is limited from its first packet;
+ * and (3) the old key's CPU sees its own open start beside the new key's
+ * fresh count: the one-window path (limit_fast) adds to that count before
+ * it can tell, and must take the add back, leaving the count as the copy
+ * wrote it, or the new key's window could never open (E2).
  */
 UNIT_TEST(lru_fresh_half_copied)
 {
@@ -183,6 +187,22 @@ UNIT_TEST(lru_fresh_half_copied)
 	ASSERT_EQ(send_n(&e, &a, 7), 5, "%s (2): its window opens: 5 of 7 pass", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 0, "%s (2) [no error]", desc);
 	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_NEW_WINDOWS), 1, "%s (2) [opened]", desc);
+	/* (3) This key's open start beside another key's fresh count. */
+	now = windows4(&e, "198.18.30.4");
+	if (!ASSERT_TRUE(now, "%s [element]", desc))
+		goto out;
+	w.start_gen = now->start_gen;
+	xdp_rl_fresh(other, 0, TEST_LSID, XDP_RL_T_SRC4, TEST_SEED, &mine.start_gen, &w.count_gen);
+	windows4_put(&e, "198.18.30.4", 0, &w);
+	stats(&e, &before);
+	send_n(&e, &a, 1);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_TABLE_ERRORS), 1, "%s (3) [lost]", desc);
+	now = windows4(&e, "198.18.30.4");
+	if (ASSERT_TRUE(now, "%s [element]", desc)) {
+		ASSERT_EQ(now->count_gen, w.count_gen, "%s (3) [the other key's count untouched]",
+			  desc);
+		ASSERT_EQ(now->start_gen, w.start_gen, "%s (3) [the start untouched]", desc);
+	}
 out:
 	env_free(&e);
 }
