@@ -78,6 +78,14 @@
  *     -EEXIST reaches the program as an unsigned int: lru_insert compares
  *     it as an int.)
  *
+ * The one-window path (xdp_rl.bpf.c's fast_charge) takes an element as
+ * the general path's window_hit takes a window that is open: it opens
+ * none (a fresh start is past any now: over, left to window_hit_slow), it
+ * adds only to a window it read open, takes back an add whose count came
+ * back of another generation (a fresh count's is 0, E1), and reads the key
+ * again after the add (E3). A key it finds without an element is a new
+ * source for the general path.
+ *
  * So a packet passes only on a charge counted in a window of its own key,
  * and the bucket table's guarantee holds as it is: a source that keeps its
  * element gets exactly its limit; one that is evicted starts a new window

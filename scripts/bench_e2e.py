@@ -42,7 +42,7 @@ CASES = [
     ("xdp_pass", "bare XDP_PASS, all to the stack"),
     ("xdp_rl", "xdp-rl (XDP, native)"),
     ("xdp_rl_lru", "xdp-rl --table lru"),
-    ("plain_lru", "plain LRU-hash limiter (floor)"),
+    ("plain_lru", "plain LRU-hash limiter"),
     ("line_floor", "one line per source (floor)"),
     ("nft_ingress", "nft meter, netdev ingress"),
     ("nft_prerouting", "nft meter, ip prerouting (raw)"),
