@@ -618,8 +618,10 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 	live = live_of(cfg);
 	lay = live->layer;
 	/* Told by limit_fast, for this packet only. */
-	fresh_source |= req->absent;
-	req->absent = 0;
+	if (req->absent) {
+		fresh_source = 1;
+		req->absent = 0;
+	}
 	req->n = live->nlayers;
 	lsid = live->lsid;
 	rule = rule_judge(v6, live, p, &req->rule6, &forced);
