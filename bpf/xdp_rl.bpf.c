@@ -423,11 +423,6 @@ struct charge_req {
 	struct table_key key;
 	__u32 rule; /* XDP_RL_EV_NO_RULE: the global limits */
 	__u32 v6;
-	/*
-	 * limit_fast found the key without an element in an LRU table: the
-	 * general path takes it as a new source at once (one lookup fewer).
-	 */
-	__u32 absent;
 };
 
 _Static_assert(sizeof(struct charge_req) <= SCRATCH_SIZE, "struct charge_req outgrew scratch");
@@ -617,11 +612,6 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 		return V_PASS;
 	live = live_of(cfg);
 	lay = live->layer;
-	/* Told by limit_fast, for this packet only. */
-	if (req->absent) {
-		fresh_source = 1;
-		req->absent = 0;
-	}
 	req->n = live->nlayers;
 	lsid = live->lsid;
 	rule = rule_judge(v6, live, p, &req->rule6, &forced);
@@ -690,33 +680,6 @@ static __always_inline int limit(const struct packet *p, const int v6, __u64 inc
 }
 
 /*
- * Out of line and global, one per family: the verifier checks each once,
- * and the fast path around them stays small. A packet whose slot passed to
- * another key under it (V_LOST) is looked up once more by the caller.
- */
-static __always_inline long limit_and_rule(const struct packet *p, const int v6, __u64 inc,
-					   int fresh_source)
-{
-	__u32 rule = NO_RULE;
-	int v;
-
-	if (!p)
-		return (long)((__u64)NO_RULE << 32) | V_PASS;
-	v = limit(p, v6, inc, &rule, fresh_source);
-	return (long)((__u64)rule << 32) | (__u32)v;
-}
-
-__noinline long limit_slow4(const struct packet *p, __u64 inc, int fresh_source)
-{
-	return limit_and_rule(p, 0, inc, fresh_source);
-}
-
-__noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
-{
-	return limit_and_rule(p, 1, inc, fresh_source);
-}
-
-/*
  * limit_fast's packet took its source's window over the limit (events.h):
  * V_LIMIT. Out of line, so that the call and its arguments leave
  * xdp_rl's frame as it was (its chain holds no more room: check-stack.py).
@@ -729,16 +692,6 @@ static __noinline int fast_over(const struct table_key *key, const struct xdp_rl
 	event_over(key, EV_INFO(v6 ? 6 : 4, 0, XDP_RL_EV_SOURCE, XDP_RL_EV_NO_RULE),
 		   live->layer[0].limit, live->layer[0].window_ns, count);
 	return V_LIMIT;
-}
-
-/* limit_fast's LRU key has no element: the general path's limit() is told (charge_req). */
-static __always_inline void lru_absent(void)
-{
-	__u32 q = SCRATCH_REQ;
-	struct charge_req *r = bpf_map_lookup_elem(&scratch, &q);
-
-	if (r)
-		r->absent = 1;
 }
 
 /*
@@ -771,11 +724,8 @@ static __always_inline int fast_charge(const struct packet *p, const int v6,
 		if (!s)
 			s = bucket_find(table_map(ts), pos.b2, WIDE(v6), &p->key, pos.tag, &index);
 	}
-	if (!s) {
-		if (lru)
-			lru_absent();
-		return V_SLOW;
-	}
+	if (!s)
+		return lru ? V_ABSENT : V_SLOW;
 	w = entry_states(s, WIDE(v6), lru);
 	jiffies = clock_ticks();
 	now = clock_read(jiffies, live->flags, live->tick_ns, live->jiffies_base_ns);
@@ -820,9 +770,32 @@ static __always_inline int fast_charge(const struct packet *p, const int v6,
 }
 
 /*
- * An LRU table's, out of line, one per family (a constant, so that the
- * lookup names one map and the verifier inlines it): its key and the
- * kernel's lookup would not fit in xdp_rl's frame (check-stack.py).
+ * Whether the limits in force make the common case one (fast_charge): no
+ * rules for the family, one fixed window, no fleet, bans or lists.
+ */
+static __always_inline int fast_allowed(const int v6, const struct xdp_rl_live *live)
+{
+	return cfg_layers == 1 && !(v6 ? live->nrules6 : live->nrules4) &&
+	       !xdp_rl_is_rate(&live->layer[0]) &&
+	       !(live->flags &
+		 (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4)));
+}
+
+/* The bucket table's common case, in xdp_rl itself (an LRU table's: limit_and_rule). */
+static __always_inline int limit_fast(const struct packet *p, const int v6,
+				      const struct xdp_rl_live *live, __u64 inc)
+{
+	if (table_lru() || !fast_allowed(v6, live))
+		return V_SLOW;
+	return fast_charge(p, v6, live, inc, 0);
+}
+
+/*
+ * An LRU table's common case, out of line, one per family (a constant, so
+ * that the lookup names one map and the verifier inlines it), called from
+ * limit_slow4/6: in xdp_rl, its key and the kernel's lookup would take
+ * room the frame does not have (check-stack.py), and its calls would
+ * change how the bucket table's copy is compiled there.
  */
 static __noinline int lru_fast4(const struct packet *p, const struct xdp_rl_live *live, __u64 inc)
 {
@@ -834,18 +807,45 @@ static __noinline int lru_fast6(const struct packet *p, const struct xdp_rl_live
 	return fast_charge(p, 1, live, inc, 1);
 }
 
-/* The common case, when the limits in force make it one (fast_charge). */
-static __always_inline int limit_fast(const struct packet *p, const int v6,
-				      const struct xdp_rl_live *live, __u64 inc)
+/*
+ * Out of line and global, one per family: the verifier checks each once,
+ * and the fast path around them stays small. An LRU table's common case is
+ * taken here first (lru_fast4/6). A packet whose slot passed to another
+ * key under it (V_LOST) is looked up once more by the caller.
+ */
+static __always_inline long limit_and_rule(const struct packet *p, const int v6, __u64 inc,
+					   int fresh_source)
 {
-	if (cfg_layers != 1 || (v6 ? live->nrules6 : live->nrules4) ||
-	    xdp_rl_is_rate(&live->layer[0]) ||
-	    (live->flags &
-	     (XDP_RL_F_FLEET | XDP_RL_F_BANS | (v6 ? XDP_RL_F_LISTS6 : XDP_RL_F_LISTS4))))
-		return V_SLOW;
-	if (table_lru())
-		return v6 ? lru_fast6(p, live, inc) : lru_fast4(p, live, inc);
-	return fast_charge(p, v6, live, inc, 0);
+	const struct xdp_rl_live *live;
+	struct xdp_rl_config *cfg;
+	__u32 rule = NO_RULE, zero = 0;
+	int v;
+
+	if (!p)
+		return (long)((__u64)NO_RULE << 32) | V_PASS;
+	cfg = bpf_map_lookup_elem(&config, &zero);
+	if (cfg && table_lru() && !fresh_source) {
+		live = live_of(cfg);
+		v = V_SLOW;
+		if (fast_allowed(v6, live))
+			v = v6 ? lru_fast6(p, live, inc) : lru_fast4(p, live, inc);
+		if (v != V_SLOW && v != V_ABSENT)
+			return (long)((__u64)NO_RULE << 32) | (__u32)v;
+		/* No element for the key: a new source, without a second look. */
+		fresh_source = v == V_ABSENT;
+	}
+	v = limit(p, v6, inc, &rule, fresh_source);
+	return (long)((__u64)rule << 32) | (__u32)v;
+}
+
+__noinline long limit_slow4(const struct packet *p, __u64 inc, int fresh_source)
+{
+	return limit_and_rule(p, 0, inc, fresh_source);
+}
+
+__noinline long limit_slow6(const struct packet *p, __u64 inc, int fresh_source)
+{
+	return limit_and_rule(p, 1, inc, fresh_source);
 }
 
 /*
