@@ -173,6 +173,7 @@ int env_load(struct env *e, const struct load_opts *o)
 		return -1;
 	e->skel->rodata->cfg_fake_clock = !o->real_clock;
 	e->skel->rodata->cfg_hot_after = load_hot_after(o);
+	bpf_program__set_autoload(e->skel->progs.admin, o->admin);
 	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
 	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
 		   f.key) ||

@@ -117,6 +117,13 @@ struct load_opts {
 	 * by xdp-rl; HOT_AFTER_NONE: none, every drop apart.
 	 */
 	int hot_after;
+	/*
+	 * The admin program too (bpf/admin.h: reset, charge, close, fleet
+	 * words; user/admin.c). Off by default: it is as large as xdp_rl, and
+	 * its load doubles a test's time in a TCG guest (make test-kernels).
+	 * A test that needs it and goes without fails (EBADF).
+	 */
+	int admin;
 };
 
 #define HOT_AFTER_NONE (-1)

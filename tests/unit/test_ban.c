@@ -92,7 +92,7 @@ UNIT_TEST(ban_raise_reset)
 	struct xdp_rl_stats before;
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "ban: load"))
 		return;
 	set_ban(&e, 3, 60 * SEC_NS, 30 * SEC_NS);
 	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [3 of 5, banned]", desc);
@@ -206,7 +206,7 @@ UNIT_TEST(ban_two_cpus)
 	struct env e;
 	int r, round, i;
 
-	if (need_two_cpus() || env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
+	if (need_two_cpus() || env_open(&e, &(struct load_opts){ .admin = 1 }, "ban: load"))
 		return;
 	for (round = 0; round < 20; round++) {
 		t.e = &e;
@@ -256,7 +256,7 @@ UNIT_TEST(ban_made_at_turnover)
 	__u64 end;
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "ban: load"))
 		return;
 	set_ban(&e, 3, SEC_NS, 10 * SEC_NS);
 	stats(&e, &before);
@@ -334,7 +334,7 @@ UNIT_TEST(ban_survives_charge)
 	__u32 k[4] = { addr4("198.18.40.7") };
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "ban: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "ban: load"))
 		return;
 	set_ban(&e, 3, SEC_NS, 60 * SEC_NS);
 	ASSERT_EQ(send_n(&e, &p, 5), 3, "%s [banned]", desc);

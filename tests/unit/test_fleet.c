@@ -30,7 +30,7 @@ UNIT_TEST(fleet_remote)
 	__u64 word, gen;
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "fleet: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "fleet: load"))
 		return;
 	live.layer[0].limit = 10;
 	live.layer[0].window_ns = 3600 * SEC_NS;
@@ -100,7 +100,7 @@ UNIT_TEST(fleet_stale_share)
 	__u64 g0;
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "fleet stale: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "fleet stale: load"))
 		return;
 	live.layer[0].limit = 10;
 	live.layer[0].window_ns = 10 * SEC_NS;
@@ -141,7 +141,7 @@ UNIT_TEST(fleet_remote_ipv6)
 	struct env e;
 	__u64 gen;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "fleet ipv6: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "fleet ipv6: load"))
 		return;
 	live.layer[0].limit = 10;
 	live.layer[0].window_ns = 3600 * SEC_NS;

@@ -101,9 +101,10 @@ static void keys_live(struct env *e, __u32 link_local, __u32 lsid)
 	env_live(e, &live);
 }
 
-static int keys_open(struct env *e, __u32 key, int v6_prefix, const char *what)
+static int keys_open(struct env *e, __u32 key, int v6_prefix, int admin, const char *what)
 {
-	if (env_open(e, &(struct load_opts){ .key = key, .v6_prefix = v6_prefix }, what))
+	if (env_open(e, &(struct load_opts){ .key = key, .v6_prefix = v6_prefix, .admin = admin },
+		     what))
 		return -1;
 	keys_live(e, XDP_RL_LL_ADDRESS, 0);
 	return 0;
@@ -149,7 +150,7 @@ UNIT_TEST(keys_src_dport_v4)
 	struct xdp_rl_stats before;
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys src,dport v4: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys src,dport v4: load"))
 		return;
 	stats(&e, &before);
 	ASSERT_EQ(send_n(&e, &u80, 5), LIMIT, "keys src,dport v4: port 80: 3 of 5 pass");
@@ -179,7 +180,7 @@ UNIT_TEST(keys_src_dport_v6)
 	struct pkt c53 = udp(V6, "2001:2:0:42::1", "2001:2::2", 53);
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys src,dport v6: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys src,dport v6: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &a53, 2) + send_n(&e, &b53, 2), LIMIT,
 		  "keys src,dport v6: two sources of one /64 to port 53 share its 3");
@@ -204,7 +205,7 @@ UNIT_TEST(keys_src_dport_v6_112)
 	struct pkt a81 = udp(V6, "2001:2::5:7", "2001:2::2", 81);
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 112, "keys src,dport /112: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 112, 0, "keys src,dport /112: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &a, 2) + send_n(&e, &b, 2), LIMIT,
 		  "keys src,dport /112: 2001:2::5:7 and ::5:8 share 2001:2::5:0/112 port 80");
@@ -236,7 +237,7 @@ UNIT_TEST(keys_dst)
 		six[i] = udp(V6, src, "2001:2:0:51::1", 80 + i);
 	}
 	six2 = udp(V6, "2001:2:100::1", "2001:2:0:52::1", 80);
-	if (keys_open(&e, XDP_RL_KEY_DST, 0, "keys dst: load"))
+	if (keys_open(&e, XDP_RL_KEY_DST, 0, 0, "keys dst: load"))
 		return;
 	for (ok = 0, i = 0; i < 10; i++)
 		ok += send_n(&e, &to1[i], 1);
@@ -272,7 +273,7 @@ UNIT_TEST(keys_dst_dport)
 	six80[0] = udp(V6, "2001:2:110::1", "2001:2:0:53::1", 80);
 	six80[1] = udp(V6, "2001:2:111::1", "2001:2:0:53::2", 80);
 	six443 = udp(V6, "2001:2:110::1", "2001:2:0:53::1", 443);
-	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, "keys dst,dport: load"))
+	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, 0, "keys dst,dport: load"))
 		return;
 	for (ok = 0, i = 0; i < 4; i++)
 		ok += send_n(&e, &d1p80[i], 1);
@@ -328,7 +329,7 @@ UNIT_TEST(keys_port_zero_v4)
 	struct env e;
 	int i, ok;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys port 0 v4: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys port 0 v4: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &icmp, 1) + send_n(&e, &frag_u, 1) + send_n(&e, &frag_t, 1), LIMIT,
 		  "keys port 0 v4: ICMP and later fragments spend one budget: 3 pass");
@@ -373,7 +374,7 @@ UNIT_TEST(keys_port_zero_v6)
 	struct env e;
 	int i, ok;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys port 0 v6: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys port 0 v6: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &icmp, 1) + send_n(&e, &frag_u, 1) + send_n(&e, &frag_t, 1), LIMIT,
 		  "keys port 0 v6: ICMPv6 and later fragments of one /64 spend one budget");
@@ -411,7 +412,7 @@ UNIT_TEST(keys_port_zero_dst)
 		inet_pton(AF_INET, "198.18.57.1", frag[i].b + ETH_HLEN + 16);
 	}
 	u80 = udp(V4, "198.18.120.9", "198.18.57.1", 80);
-	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, "keys port 0 dst: load"))
+	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, 0, "keys port 0 dst: load"))
 		return;
 	for (ok = 0, i = 0; i < 3; i++)
 		ok += send_n(&e, &icmp[i], 2) + send_n(&e, &frag[i], 2);
@@ -433,7 +434,7 @@ UNIT_TEST(keys_src_default)
 	struct pkt s443 = udp(V6, "2001:2:0:58::1", "2001:2::2", 443);
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC, 0, "keys src: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC, 0, 0, "keys src: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &u80, 2) + send_n(&e, &u443, 2) + send_n(&e, &icmp, 1) +
 			  send_n(&e, &other_dst, 1),
@@ -502,7 +503,7 @@ UNIT_TEST(keys_link_local_dst)
 	struct xdp_rl_stats before;
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, "keys link-local dst: load"))
+	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, 0, "keys link-local dst: load"))
 		return;
 	ASSERT_EQ(send_n(&e, &p80, 2) + send_n(&e, &p443, 2), LIMIT,
 		  "keys link-local dst: to fe80::5, keyed whole: its ports share one budget");
@@ -800,7 +801,7 @@ UNIT_TEST(keys_user_reset_one_port)
 	__u32 k80[4], k443[4];
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys user: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 1, "keys user: load"))
 		return;
 	clock_as_user(&e);
 	send_n(&e, &p80, 5);
@@ -855,7 +856,7 @@ UNIT_TEST(keys_flood)
 	struct xdp_rl_stats before;
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys flood: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys flood: load"))
 		return;
 	stats(&e, &before);
 	run(&e, &p80, 5000);
@@ -914,7 +915,7 @@ UNIT_TEST(keys_user_v6)
 	__u32 k[4];
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, "keys user v6: load"))
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 1, "keys user v6: load"))
 		return;
 	clock_as_user(&e);
 	send_n(&e, &p53, 4);
@@ -1008,7 +1009,7 @@ UNIT_TEST(keys_events)
 	__u32 zero = 0;
 	struct env e;
 
-	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, "keys events: load"))
+	if (keys_open(&e, XDP_RL_KEY_DST_DPORT, 0, 0, "keys events: load"))
 		return;
 	bpf_map_update_elem(bpf_map__fd(e.skel->maps.ev_lease), &zero, &l, 0);
 	ASSERT_EQ(event_of(&e, &v4, buf, sizeof(buf)), 80, "keys events: IPv4: port 80 (%s)", buf);

@@ -21,7 +21,8 @@
 #include "admin.h"
 #include "harness.h"
 
-#define LRU (&(struct load_opts){ .table = TABLE_LRU, .sources = 16 })
+#define LRU	  (&(struct load_opts){ .table = TABLE_LRU, .sources = 16 })
+#define LRU_ADMIN (&(struct load_opts){ .table = TABLE_LRU, .sources = 16, .admin = 1 })
 
 /* Source number @i of a flood (198.19.0.0/16), as a frame. */
 static struct pkt flood_n(__u32 i)
@@ -257,7 +258,7 @@ UNIT_TEST(lru_admin)
 	__u64 closed = 0;
 	struct env e;
 
-	if (env_open(&e, LRU, "lru: load"))
+	if (env_open(&e, LRU_ADMIN, "lru: load"))
 		return;
 	env_set(&e, 5, 3600 * SEC_NS, 0);
 	send_n(&e, &a, 7);

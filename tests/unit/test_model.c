@@ -698,6 +698,7 @@ static void gen_scenario(__u64 seed, __u64 number, struct scenario *sc)
 
 	memset(sc, 0, sizeof(*sc));
 	g.sc = sc;
+	sc->lo.admin = 1; /* reset, charge and fleet words: admin.h */
 	sc->lo.bytes = chance(&g.r, 25);
 	sc->lo.v4_prefix = chance(&g.r, 60) ? 32 : 24;
 	sc->lo.v6_prefix = chance(&g.r, 60) ? 64 : 128;

@@ -73,7 +73,7 @@ UNIT_TEST(new_sources_admin)
 	struct xdp_rl_stats before;
 	struct env e;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "new sources admin: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "new sources admin: load"))
 		return;
 	live.new_sources = (struct xdp_rl_layer){ 2, 10 * SEC_NS };
 	live.on_full = XDP_RL_FULL_DROP;

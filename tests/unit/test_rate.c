@@ -661,7 +661,7 @@ UNIT_TEST(rate_reset)
 	struct env e;
 	int ban;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "rate: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "rate: load"))
 		return;
 	for (ban = 0; ban < 2; ban++) {
 		set_rate(&e, &l, ban ? 3600 * SEC_NS : 0);

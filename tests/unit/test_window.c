@@ -240,7 +240,7 @@ UNIT_TEST(charge_saturated)
 	struct env e;
 	int r;
 
-	if (env_open(&e, &(struct load_opts){ 0 }, "charge saturated: load"))
+	if (env_open(&e, &(struct load_opts){ .admin = 1 }, "charge saturated: load"))
 		return;
 	env_set(&e, 5, 3600 * SEC_NS, 0);
 	ASSERT_EQ(admin_charge(&e.lim, PIN_SRC4, k, TEST_LSID, 0, 1, 7, &lay), 1,

@@ -10,9 +10,9 @@
  *   -v, XDP_RL_UNIT_VERBOSE=1  print every assertion, passed or not
  *   --no-fork, XDP_RL_UNIT_FORK=0  run the tests in this process (a debugger)
  *
- * Quiet by default: a line per test ("ok - NAME", "FAIL - NAME: why",
- * "skip - NAME: why"), every failed assertion before it with file:line,
- * and a summary. Each test runs in a child process of its own: a crash
+ * Quiet by default: a line per test ("ok - NAME (its checks, its
+ * seconds)", "FAIL - NAME: why", "skip - NAME: why"), every failed
+ * assertion before it with file:line, and a summary. Each test runs in a child process of its own: a crash
  * (a signal, a sanitizer's report, an exit) fails that test alone, named
  * with the signal or the status, and the run goes on. A test still running
  * after XDP_RL_UNIT_TIMEOUT seconds (300; 0: no limit), plus twice
@@ -496,14 +496,19 @@ static int run_child(const struct unit_test *t, long timeout, char *why, size_t 
 static int run(const struct unit_test *t, int fork_each, long timeout)
 {
 	char why[200] = "";
+	struct timespec t0, t1;
+	double secs;
 	int ended = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cnt->checks = cnt->cur_failed = cnt->skipped = cnt->header = 0;
 	cnt->why[0] = '\0';
 	if (fork_each)
 		ended = run_child(t, timeout, why, sizeof(why));
 	else
 		run_here(t);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (!ended && !cnt->checks && !cnt->skipped) {
 		snprintf(why, sizeof(why), "asserted nothing");
 		ended = -1;
@@ -521,7 +526,8 @@ static int run(const struct unit_test *t, int fork_each, long timeout)
 	if (cnt->skipped)
 		printf("skip - %s: %s\n", t->name, cnt->why);
 	else
-		printf("ok - %s (%d check%s)\n", t->name, cnt->checks, cnt->checks == 1 ? "" : "s");
+		printf("ok - %s (%d check%s, %.1f s)\n", t->name, cnt->checks,
+		       cnt->checks == 1 ? "" : "s", secs);
 	return 0;
 }
 
