@@ -35,7 +35,7 @@ enum verdict {
 	V_ALLOW,      /* passed by an allow rule */
 	V_UNSELECTED, /* selected by no limit or rule: passed untouched */
 	V_MALFORMED,
-	V_SLOW,	  /* limit_fast: not the common case, take the general path */
+	V_SLOW,	  /* fast_charge: not the common case, take the general path */
 	V_LOST,	  /* the key's slot passed to another key under the packet: look again */
 	V_ABSENT, /* charge(): an LRU table has no element for the key (table.h) */
 	V_CHARGE, /* limit(): charge what the request (scratch) says */
@@ -702,8 +702,9 @@ static __noinline int fast_over(const struct table_key *key, const struct xdp_rl
  * of window_hit, as the general path takes it, without building its
  * request. Anything else (and a count at saturation, or a charge that
  * landed in another window or an entry that changed hands under the add,
- * taken back first) is V_SLOW, for limit(). @lru: the table, a constant,
- * so that each copy holds only its own.
+ * taken back first) is V_SLOW, for limit(); an LRU key without an
+ * element, V_ABSENT (a new source). @lru: the table, a constant, so that
+ * each copy holds only its own.
  */
 static __always_inline int fast_charge(const struct packet *p, const int v6,
 				       const struct xdp_rl_live *live, __u64 inc, const int lru)
