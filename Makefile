@@ -247,12 +247,13 @@ $(UNIT_USER_BIN): $(UNIT_USER_OBJ) $(UNIT_LIB)
 # make test: the suite, then the user-space code again under ASan and UBSan
 # (the unit tests with SANITIZE=1; test_prog's need root, as the suite's
 # do), then make lint. CI runs this (.ci/run). Both source tables: the
-# unit tests of the program (test_prog, the model test's 20 s included) run
-# on each; the e2e tests marked both_tables (what a source passes, and what
-# get, top, reset, charge and status say of it) run on each, the others on
-# the bucket table (conftest.py).
+# unit tests of the program (test_prog) run on each, the LRU table's in
+# test-kernels' row for this machine's kernel (not twice), and the model
+# test for 20 s on each; the e2e tests marked both_tables (what a source
+# passes, and what get, top, reset, charge and status say of it) run on
+# each, the others on the bucket table (conftest.py).
 test: unit e2e
-	$(Q)$(MAKE) --no-print-directory TABLE=lru unit-prog
+	$(Q)$(MAKE) --no-print-directory TABLE=lru unit T=model
 	$(Q)$(MAKE) --no-print-directory test-kernels
 ifneq ($(SANITIZE),1)
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit
@@ -325,7 +326,9 @@ crash-test: $(BIN) $(FAULT_BIN)
 # ---- make test-kernels (tests/kernels): the kernel matrix ----
 # In each kernel of KERNELS, the program's unit tests and the model test
 # (MODEL_SECONDS, default 5) on both tables, and the e2e tests marked
-# `kernels`; then a table, kernel x table x suite (build/kernels/summary).
+# `kernels` (on both tables here, on one in each guest, the guests taking
+# them in turn: tests/kernels/matrix.sh); then a table, kernel x table x
+# suite (build/kernels/summary).
 # A Debian series (6.1, 6.12) is the newest linux-image of it in the
 # archive, downloaded once into KERNELS_CACHE (~/.cache/xdp-rl/kernels)
 # and booted under qemu on this machine's root; "running" is this

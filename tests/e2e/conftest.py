@@ -34,6 +34,10 @@ def pytest_configure(config):
         "markers", "kernels: in the subset make test-kernels runs in each kernel of the "
         "matrix (tests/kernels): load, packets through a limit, set, rules, reset, "
         "charge, unload")
+    config.addinivalue_line(
+        "markers", "kernels_one_table: of the kernels subset, what does not depend on the "
+        "source table (the dispatcher, a load killed at each step): make test-kernels runs "
+        "it on one table of a kernel, to keep a TCG guest within its time")
 
 
 def pytest_generate_tests(metafunc):

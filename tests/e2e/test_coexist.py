@@ -18,7 +18,7 @@ import pytest
 import rlbed
 from rlbed import run, run_ok
 
-pytestmark = pytest.mark.kernels
+pytestmark = [pytest.mark.kernels, pytest.mark.kernels_one_table]
 
 # The reason a test skips on a kernel without it (tests/kernels/suite.sh accepts
 # it on this machine's own kernel only).

@@ -187,6 +187,7 @@ def crash(bed):
 
 # Also in the kernel matrix: there, under libxdp's dispatcher (--attach auto).
 @pytest.mark.kernels
+@pytest.mark.kernels_one_table
 def test_load_killed_at_every_step(crash):
     args = ["load", crash.bed.rx_if, "--limit", 7, "--window", "1h", "--max-sources", 1024]
     seen = crash.check(args, None, base(7, rules=()))
@@ -195,6 +196,7 @@ def test_load_killed_at_every_step(crash):
 
 # Also in the kernel matrix: there, under libxdp's dispatcher (--attach auto).
 @pytest.mark.kernels
+@pytest.mark.kernels_one_table
 def test_load_force_with_new_rules_killed_at_every_step(crash):
     args = ["load", crash.bed.rx_if, "--force", "--limit", 7, "--window", "1h",
             "--max-sources", 1024, "--rules", crash.rules]

@@ -7,7 +7,9 @@
 #   model  the model test for MODEL_SECONDS (default 5)
 #   e2e    the end-to-end tests marked `kernels` (pytest -m kernels): load,
 #          packets through a limit, set, rules, reset, charge, unload, in
-#          namespaces over veth
+#          namespaces over veth, on KERNELS_E2E_TABLES (default: every
+#          table); those also marked kernels_one_table (the dispatcher, a
+#          load killed at each step) on the first of them alone
 #
 #   suite.sh BUILD OUT     BUILD: the build folder (build/xdp-rl, test_prog);
 #                          OUT: a folder for the logs and OUT/results, one
@@ -20,6 +22,8 @@ out=${2:?usage: suite.sh BUILD OUT}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tables=${KERNELS_TABLES:-buckets lru}
+# The tables the e2e suite runs on (default: all of the above).
+e2e_tables=${KERNELS_E2E_TABLES:-$tables}
 mkdir -p "$out"
 results=$out/results
 : >"$results"
@@ -49,8 +53,15 @@ for t in $tables; do
 		"${sum:-no summary (exit $s)}, ${MODEL_SECONDS:-5} s"
 	[ $s -eq 0 ] || rc=1
 
-	# The tests marked kernels, on this table (their ids name it).
-	XDP_RL_BUILD=$build /usr/bin/python3 -m pytest -p no:cacheprovider -q -rs -m kernels \
+	case " $e2e_tables " in
+	*" $t "*) ;;
+	*) continue ;;
+	esac
+	# The tests marked kernels, on this table (their ids name it); those
+	# marked kernels_one_table on the first table alone.
+	marks=kernels
+	[ "$t" = "${e2e_tables%% *}" ] || marks="kernels and not kernels_one_table"
+	XDP_RL_BUILD=$build /usr/bin/python3 -m pytest -p no:cacheprovider -q -rs -m "$marks" \
 		-k "$t" --rootdir "$root" "$root/tests/e2e" >"$out/e2e-$t.log" 2>&1
 	s=$?
 	sum=$(grep -E '(passed|failed|error|skipped)' "$out/e2e-$t.log" | tail -n 1 | tr -d '=' |

@@ -121,14 +121,14 @@ run() {
 		printf 'export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n'
 		printf 'export HOME=/tmp CI=%q PYTHONDONTWRITEBYTECODE=1\n' "${CI:-}"
 		# What the suites take from the environment.
-		for v in MODEL_SECONDS KERNELS_TABLES; do
+		for v in MODEL_SECONDS KERNELS_TABLES KERNELS_E2E_TABLES; do
 			[ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
 		done
 		printf '%q ' "$@"
 		printf '\n'
 	} >"$job/cmd"
 	rm -f "$job/rc"
-	timeout --foreground -k 10 "${VM_TIMEOUT:-3000}" qemu-system-x86_64 \
+	timeout --foreground -k 10 "${VM_TIMEOUT:-3200}" qemu-system-x86_64 \
 		-accel tcg,thread=single -cpu max -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2048}" \
 		-nographic -no-reboot -nodefaults -serial "file:$job/console.log" \
 		-kernel "$vmlinuz" -initrd "$job/initrd.gz" \
