@@ -188,7 +188,8 @@ UNIT_TEST(reset_under_contention)
 	int i, done = 0, moved = 0, held = 0;
 	__u64 gen, last = ~0ULL;
 
-	if (need_two_cpus() || env_open(&e, &(struct load_opts){ .admin = 1 }, "reset contention: load"))
+	if (need_two_cpus() ||
+	    env_open(&e, &(struct load_opts){ .admin = 1 }, "reset contention: load"))
 		return;
 	inet_pton(AF_INET, "198.18.7.0", &k.addr);
 	bpf_map_update_elem(bpf_map__fd(e.skel->maps.shared), &rule.id, &zero, 0);

@@ -87,7 +87,8 @@ UNIT_TEST(table)
 	__u64 t0, live = 0;
 	int i, kept;
 
-	if (env_open(&e, &(struct load_opts){ .sources = 4, .admin = 1 }, "table: load with 2 buckets"))
+	if (env_open(&e, &(struct load_opts){ .sources = 4, .admin = 1 },
+		     "table: load with 2 buckets"))
 		return;
 	if (!env_only(&e, XDP_RL_TABLE_BUCKETS,
 		      "the bucket table's eviction order (lru_*: the LRU's)")) {
