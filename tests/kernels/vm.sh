@@ -23,8 +23,8 @@
 #
 # qemu runs under TCG with one thread (KVM does not run nested here;
 # multi-threaded TCG oopses 6.12 in text_poke while XDP programs are swapped),
-# bounded by VM_TIMEOUT seconds (default 3000: the 6.1 guest runs its suites,
-# both tables, in about 35 minutes while the 6.12 guest shares the machine),
+# bounded by VM_TIMEOUT seconds (default 3200: on a busy host the 6.1 guest
+# ran its suites in 50 minutes, 6.12 in 39, sharing the machine),
 # with VM_MEM MiB (2048) and
 # VM_CPUS CPUs (2).
 set -euo pipefail
