@@ -824,8 +824,9 @@ static __always_inline long limit_and_rule(const struct packet *p, const int v6,
 
 	if (!p)
 		return (long)((__u64)NO_RULE << 32) | V_PASS;
-	cfg = bpf_map_lookup_elem(&config, &zero);
-	if (cfg && table_lru() && !fresh_source) {
+	/* A bucket table's key had its fast path in xdp_rl: no lookup here. */
+	cfg = table_lru() && !fresh_source ? bpf_map_lookup_elem(&config, &zero) : NULL;
+	if (cfg) {
 		live = live_of(cfg);
 		v = V_SLOW;
 		if (fast_allowed(v6, live))

@@ -12,10 +12,11 @@
  *
  * Quiet by default: a line per test ("ok - NAME (its checks, its
  * seconds)", "FAIL - NAME: why", "skip - NAME: why"), every failed
- * assertion before it with file:line, and a summary. Each test runs in a child process of its own: a crash
- * (a signal, a sanitizer's report, an exit) fails that test alone, named
- * with the signal or the status, and the run goes on. A test still running
- * after XDP_RL_UNIT_TIMEOUT seconds (300; 0: no limit), plus twice
+ * assertion before it with file:line, and a summary. Each test runs in a
+ * child process of its own: a crash (a signal, a sanitizer's report, an
+ * exit) fails that test alone, named with the signal or the status, and
+ * the run goes on. A test still running after XDP_RL_UNIT_TIMEOUT seconds
+ * (300; 0: no limit), plus twice
  * XDP_RL_MODEL_SECONDS when that is set (the model test runs that long), is
  * killed and fails.
  *
