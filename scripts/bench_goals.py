@@ -45,6 +45,21 @@ def e2e_ratio(e2e, case):
     return trimmed([r["ratio"] for r in rounds.values()], 2)
 
 
+def free_limiter(e2e, case):
+    """x bare XDP_DROP per frame of a limiter that costs nothing and passes
+    what @case passed: its passed frames at 'all to the stack''s CPU per
+    frame, the rest at bare XDP_DROP's, round by round."""
+    by = e2e["per_round"]
+    got = []
+    for rnd, x in by[case].items():
+        drop, pas = by["xdp_drop"].get(rnd), by["xdp_pass"].get(rnd)
+        if not (drop and pas and x["frames"]):
+            continue
+        d, p = drop["cpu_per_frame"], pas["cpu_per_frame"]
+        got.append((x["passed"] * p + (x["frames"] - x["passed"]) * d) / (x["frames"] * d))
+    return trimmed(got, 2)
+
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
@@ -78,6 +93,12 @@ def main(argv):
 
     ratio_row("e2e, 4 096 sources over their limit, CPU per frame x bare XDP_DROP",
               e2e_ratio(e2e, "xdp_rl"), 1.10)
+    if "xdp_pass" in e2e["per_round"]:
+        # The frames the limit passes go on to the stack, each costing what
+        # 'all to the stack' costs per frame: a limiter that cost nothing would
+        # still pay that, over a drop, for each frame xdp-rl passed.
+        info_row("  a limiter costing nothing, passing what xdp-rl passed",
+                 free_limiter(e2e, "xdp_rl"), ".2f", "x")
     if "line_floor" in e2e["per_round"]:
         # The floor of any exact per-source limiter: one line per source, same round.
         info_row("  one line per source (the floor) x bare XDP_DROP",
