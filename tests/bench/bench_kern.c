@@ -2478,6 +2478,7 @@ int cmd_kern(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "quick", no_argument, NULL, 'q' },
+		{ "only", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct scen steady_sc[] = {
@@ -2503,7 +2504,7 @@ int cmd_kern(int argc, char **argv)
 	struct kenv e = { .runs = 11, .runs_insert = 7, .json_first = 1 };
 	size_t i, n_steady = sizeof(steady_sc) / sizeof(steady_sc[0]);
 	size_t n_insert = sizeof(insert_sc) / sizeof(insert_sc[0]);
-	const char *json = NULL;
+	const char *json = NULL, *only = NULL;
 	int o, quick = 0;
 	__u64 runs;
 
@@ -2517,8 +2518,15 @@ int cmd_kern(int argc, char **argv)
 			break;
 		case 'j': json = optarg; break;
 		case 'q': quick = 1; break;
+		case 'o': only = optarg; break;
 		default: return 2;
 		}
+	}
+	if (only) {
+		for (i = 0; i < n_steady && !strstr(steady_sc[i].name, only); i++)
+			;
+		if (i == n_steady)
+			die("kern: --only '%s' names no steady row", only);
 	}
 	if (json) {
 		e.json = fopen(json, "w");
@@ -2543,7 +2551,10 @@ int cmd_kern(int argc, char **argv)
 	printf("\n");
 	print_header();
 	for (i = 0; i < n_steady; i++)
-		steady(&e, &steady_sc[i]);
+		if (!only || strstr(steady_sc[i].name, only))
+			steady(&e, &steady_sc[i]);
+	if (only)
+		goto out; /* an A/B of those rows alone */
 	hot(&e);
 
 	printf("\n%-30s %-20s %-22s %-22s %-22s %-22s %-24s %-22s %-22s %-22s %s\n",
@@ -2554,7 +2565,7 @@ int cmd_kern(int argc, char **argv)
 	for (i = 0; i < n_insert; i++)
 		insert(&e, &insert_sc[i]);
 	layers_rules(&e);
-
+out:
 	if (e.json) {
 		fprintf(e.json, "\n]\n");
 		fclose(e.json);

@@ -2,8 +2,10 @@
 /*
  * bench_prog.c - the measuring binary behind `make bench` (scripts/bench.sh).
  *
- *   bench_prog kern [--quick] [--runs N] [--json FILE]
- *                                    in-kernel cost per packet (BPF_PROG_TEST_RUN)
+ *   bench_prog kern [--quick] [--runs N] [--json FILE] [--only NAME]
+ *                                    in-kernel cost per packet (BPF_PROG_TEST_RUN);
+ *                                    --only: the steady rows whose name holds NAME,
+ *                                    nothing else (to compare two builds, by hand)
  *   bench_prog gen --netns NS --dev IF --dst-mac MAC --sources N --base ADDR
  *                  --seconds S --cpu C[,C...]
  *                                    the end-to-end load generator, a thread per CPU
