@@ -213,7 +213,7 @@ UNIT_DIR       := $(BUILD)/tests
 UNIT_USER_BIN  := $(BUILD)/test_user
 # tests/unit/test_user*.c need no root and no kernel: build/test_user.
 UNIT_USER_SRC  := $(wildcard tests/unit/test_user*.c)
-UNIT_PROG_SRC  := tests/unit/harness.c tests/unit/model.c \
+UNIT_PROG_SRC  := tests/unit/harness.c tests/unit/kept.c tests/unit/model.c \
                   $(filter-out $(UNIT_USER_SRC),$(wildcard tests/unit/test_*.c))
 UNIT_PROG_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_PROG_SRC))
 UNIT_USER_OBJ  := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%.o,tests/unit/unit.c $(UNIT_USER_SRC))

@@ -121,7 +121,8 @@ void env_free(struct env *e)
 	mt_unmap(&e->t4);
 	mt_unmap(&e->t6);
 	/* e->lim borrows the skeleton's config map: nothing of its own to close. */
-	xdp_rl__destroy(e->skel);
+	if (e->skel && kept_give_back(e->skel) == 1)
+		xdp_rl__destroy(e->skel);
 	e->skel = NULL;
 }
 
@@ -145,21 +146,45 @@ int env_only(struct env *e, int table, const char *why)
 	return 0;
 }
 
+int kept_load(const struct kept_key *k, struct xdp_rl **out)
+{
+	struct xdp_rl *skel = xdp_rl__open();
+	int err;
+
+	if (!skel)
+		return -1;
+	skel->rodata->cfg_fake_clock = k->fake_clock;
+	skel->rodata->cfg_hot_after = k->hot_after;
+	bpf_program__set_autoload(skel->progs.admin, k->admin);
+	if (skel_prepare(skel, &k->f) || xdp_rl__load(skel)) {
+		err = errno;
+		xdp_rl__destroy(skel);
+		errno = err;
+		return -1;
+	}
+	*out = skel;
+	return 0;
+}
+
 int env_load(struct env *e, const struct load_opts *o)
 {
-	struct xdp_rl_fixed f = {
-		.max_sources = o->sources ? o->sources : 1024,
-		.bytes = o->bytes,
-		.v4_prefix = o->v4_prefix ? o->v4_prefix : 32,
-		.v6_prefix = o->v6_prefix ? o->v6_prefix : 64,
-		.max_layers = o->layers ? o->layers : 1,
-		.seed = TEST_SEED,
-		.key = o->key,
-		.table = o->table == TABLE_LRU	   ? XDP_RL_TABLE_LRU :
-			 o->table == TABLE_BUCKETS ? XDP_RL_TABLE_BUCKETS :
-						     (__u32)tested_table(),
-	};
+	struct xdp_rl_fixed f;
+	struct kept_key key;
 	int i, err;
+
+	/* On zeroed bytes: kept_key_of compares it whole, padding too. */
+	memset(&f, 0, sizeof(f));
+	f.max_sources = o->sources ? o->sources : 1024;
+	f.bytes = o->bytes;
+	f.v4_prefix = o->v4_prefix ? o->v4_prefix : 32;
+	f.v6_prefix = o->v6_prefix ? o->v6_prefix : 64;
+	f.max_layers = o->layers ? o->layers : 1;
+	f.seed = TEST_SEED;
+	f.key = o->key;
+	f.table = o->table == TABLE_LRU	    ? XDP_RL_TABLE_LRU :
+		  o->table == TABLE_BUCKETS ? XDP_RL_TABLE_BUCKETS :
+					      (__u32)tested_table();
+	kept_key_of(&key, &f, !o->real_clock, load_hot_after(o), o->admin);
 
 	/* XDP_RL_TEST_LIBBPF=1: libbpf's log, the verifier's included, on stderr. */
 	if (!getenv("XDP_RL_TEST_LIBBPF"))
@@ -168,14 +193,15 @@ int env_load(struct env *e, const struct load_opts *o)
 	for (i = 0; i < PIN_MAX; i++)
 		e->lim.fd[i] = -1;
 	e->table = f.table;
-	e->skel = xdp_rl__open();
-	if (!e->skel)
-		return -1;
-	e->skel->rodata->cfg_fake_clock = !o->real_clock;
-	e->skel->rodata->cfg_hot_after = load_hot_after(o);
-	bpf_program__set_autoload(e->skel->progs.admin, o->admin);
-	if (skel_prepare(e->skel, &f) || xdp_rl__load(e->skel) ||
-	    mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
+	e->load = key;
+	/* A program kept from an earlier test loaded the same way (kept.c), else a load. */
+	e->skel = kept_take(&key);
+	if (!e->skel) {
+		kept_asked(&key);
+		if (kept_load(&key, &e->skel))
+			goto fail;
+	}
+	if (mt_map(&e->t4, bpf_map__fd(e->skel->maps.src4), XDP_RL_T_SRC4, f.max_layers, f.seed,
 		   f.key) ||
 	    mt_map(&e->t6, bpf_map__fd(e->skel->maps.src6), XDP_RL_T_SRC6, f.max_layers, f.seed,
 		   f.key))

@@ -45,6 +45,7 @@
 #include "xdp_rl.skel.h"
 #include "limiter.h"
 #include "mtable.h"
+#include "kept.h"
 #include "unit.h"
 
 #define SEC_NS 1000000000ULL
@@ -94,6 +95,7 @@ struct env {
 	 * user/admin.h asks the program through.
 	 */
 	struct limiter lim;
+	struct kept_key load; /* how it was loaded (kept.h) */
 };
 
 /* load_opts' table: as XDP_RL_TEST_TABLE says, or this one. */

@@ -578,6 +578,8 @@ int main(int argc, char **argv)
 			failed_names[nfailed++] = sel[i]->name;
 		else
 			nskipped += cnt->skipped != 0;
+		if (unit_between_tests)
+			unit_between_tests();
 	}
 	if (nfailed) {
 		printf("failed:");

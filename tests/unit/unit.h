@@ -128,4 +128,11 @@ void unit_skip_privilege(const char *fmt, ...) UNIT_FMT(1, 2);
 /* The name of the running test. */
 const char *unit_name(void);
 
+/*
+ * Run by the runner between two tests, in its own process, where a test
+ * binary defines it (build/test_prog: tests/unit/kept.c resets and keeps
+ * loaded programs there).
+ */
+void unit_between_tests(void) __attribute__((weak));
+
 #endif
