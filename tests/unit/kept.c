@@ -70,8 +70,7 @@ __attribute__((constructor)) static void kept_init(void)
 
 	if (fresh_only())
 		return;
-	p = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
-		 0);
+	p = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED)
 		shared = memset(p, 0, sizeof(*shared));
 }
@@ -187,8 +186,7 @@ static int kept_reset(struct kept *k)
 			if (i)
 				return -1;
 			break;
-		default:
-			return -1;
+		default: return -1;
 		}
 	}
 	return 0;
@@ -220,8 +218,7 @@ static int kept_image(struct kept *k)
 		if (g >= 4)
 			return -1;
 		k->image[g] = malloc(size);
-		if (!k->image[g] ||
-		    bpf_map_lookup_elem(bpf_map__fd(map), &zero, k->image[g]))
+		if (!k->image[g] || bpf_map_lookup_elem(bpf_map__fd(map), &zero, k->image[g]))
 			return -1;
 		k->image_size[g++] = size;
 	}
@@ -299,8 +296,8 @@ void kept_asked(const struct kept_key *key)
 	shared->want[i].asked++;
 }
 
-void kept_key_of(struct kept_key *k, const struct xdp_rl_fixed *f, int fake_clock,
-		 __u32 hot_after, int admin)
+void kept_key_of(struct kept_key *k, const struct xdp_rl_fixed *f, int fake_clock, __u32 hot_after,
+		 int admin)
 {
 	memset(k, 0, sizeof(*k));
 	/* Built by the caller from zeroed bytes: its padding compares too. */
@@ -333,8 +330,8 @@ void unit_between_tests(void)
 	for (i = 0; i < shared->nwant && nkept < KEPT_MAX; i++) {
 		if (shared->want[i].asked < 2)
 			continue;
-		for (j = 0; j < nkept && memcmp(&kept[j].key, &shared->want[i].key,
-						 sizeof(kept[j].key));
+		for (j = 0;
+		     j < nkept && memcmp(&kept[j].key, &shared->want[i].key, sizeof(kept[j].key));
 		     j++)
 			;
 		if (j < nkept)

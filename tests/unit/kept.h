@@ -21,8 +21,8 @@ struct kept_key {
  * @k from a load's fixed settings (@f built on zeroed bytes: compared
  * whole) and options; every byte set.
  */
-void kept_key_of(struct kept_key *k, const struct xdp_rl_fixed *f, int fake_clock,
-		 __u32 hot_after, int admin);
+void kept_key_of(struct kept_key *k, const struct xdp_rl_fixed *f, int fake_clock, __u32 hot_after,
+		 int admin);
 /* A kept program loaded as @k says, reset, now this caller's; or NULL. */
 struct xdp_rl *kept_take(const struct kept_key *k);
 /* Say a test loaded as @k says (kept after the second time). */

@@ -75,12 +75,8 @@ static int maps_differ(struct xdp_rl *a, struct xdp_rl *b, int rings, char *out,
 		if (!mb || strcmp(bpf_map__name(ma), bpf_map__name(mb)))
 			return -1;
 		switch (bpf_map__type(ma)) {
-		case BPF_MAP_TYPE_ARRAY:
-			same = arrays_same(ma, mb, 0);
-			break;
-		case BPF_MAP_TYPE_PERCPU_ARRAY:
-			same = arrays_same(ma, mb, 1);
-			break;
+		case BPF_MAP_TYPE_ARRAY: same = arrays_same(ma, mb, 0); break;
+		case BPF_MAP_TYPE_PERCPU_ARRAY: same = arrays_same(ma, mb, 1); break;
 		case BPF_MAP_TYPE_HASH:
 		case BPF_MAP_TYPE_LRU_HASH:
 		case BPF_MAP_TYPE_LPM_TRIE:
@@ -99,8 +95,7 @@ static int maps_differ(struct xdp_rl *a, struct xdp_rl *b, int rings, char *out,
 			same = rb && ring_buffer__consume(rb) >= 0 && !recs;
 			ring_buffer__free(rb);
 			break;
-		default:
-			same = 0; /* a kind this test does not know: kept.c does not either */
+		default: same = 0; /* a kind this test does not know: kept.c does not either */
 		}
 		if (!same) {
 			n++;
@@ -110,7 +105,7 @@ static int maps_differ(struct xdp_rl *a, struct xdp_rl *b, int rings, char *out,
 	return n;
 }
 
-/* What a test leaves: windows in both tables, counters, a rule, events, an admin charge. */
+/* What a test leaves: windows in both tables, counters, settings, a rule, events. */
 static void mark(struct env *e)
 {
 	struct pkt a = build(&(struct pkt_spec){ V4, "198.18.7.1" });
@@ -130,7 +125,7 @@ static void mark(struct env *e)
 
 UNIT_TEST(kept_reset_as_loaded)
 {
-	const struct load_opts o = { .sources = 64, .layers = 2, .admin = 1 };
+	const struct load_opts o = { .sources = 64, .layers = 2 };
 	struct xdp_rl *first, *fresh = NULL;
 	struct env e, again;
 	char what[512];
@@ -138,7 +133,8 @@ UNIT_TEST(kept_reset_as_loaded)
 
 	if (env_open(&e, &o, "kept: load"))
 		return;
-	if (!ASSERT_EQ(kept_keep(e.skel, &e.load), 0, "kept: keep the program (its globals saved)")) {
+	if (!ASSERT_EQ(kept_keep(e.skel, &e.load), 0,
+		       "kept: keep the program (its globals saved)")) {
 		env_free(&e);
 		return;
 	}
@@ -152,7 +148,8 @@ UNIT_TEST(kept_reset_as_loaded)
 	n = maps_differ(e.skel, fresh, 0, what, sizeof(what));
 	/* The marks it must see: the tables, the counters, the rules, the settings. */
 	ASSERT_TRUE(n >= 4 && strstr(what, "src4") && strstr(what, "src6") &&
-			    strstr(what, "stats") && strstr(what, "rules4") && strstr(what, "config"),
+			    strstr(what, "stats") && strstr(what, "rules4") &&
+			    strstr(what, "config"),
 		    "kept: the test's marks are seen (%d maps differ:%s)", n, what);
 	env_free(&e); /* given back: reset */
 
