@@ -23,10 +23,10 @@
 #
 # qemu runs under TCG with one thread (KVM does not run nested here;
 # multi-threaded TCG oopses 6.12 in text_poke while XDP programs are swapped),
-# bounded by VM_TIMEOUT seconds (default 3200: on a busy host the 6.1 guest
-# ran its suites in 50 minutes, 6.12 in 39, sharing the machine),
-# with VM_MEM MiB (2048) and
-# VM_CPUS CPUs (2).
+# bounded by VM_TIMEOUT seconds (default 3200: with the unit runner keeping
+# loaded programs between tests, the 6.1 guest ran its suites in 37 minutes,
+# 6.12 in 32, sharing the machine; 50 and 39 before), with VM_MEM MiB (2048)
+# and VM_CPUS CPUs (2).
 set -euo pipefail
 
 CACHE=${KERNELS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/xdp-rl/kernels}
