@@ -75,14 +75,34 @@ __attribute__((constructor)) static void kept_init(void)
 		shared = memset(p, 0, sizeof(*shared));
 }
 
+/* @k's saved globals freed, and @k cleared (its program is the caller's). */
+static void kept_forget(struct kept *k)
+{
+	int j;
+
+	for (j = 0; j < 4; j++)
+		free(k->image[j]);
+	memset(k, 0, sizeof(*k));
+}
+
+/* The kept program loaded as @key says (@untaken: that nobody has taken), or -1. */
+static int kept_find(const struct kept_key *key, int untaken)
+{
+	int i;
+
+	for (i = 0; i < nkept; i++)
+		if (!(untaken && kept[i].taken) && !memcmp(&kept[i].key, key, sizeof(*key)))
+			return i;
+	return -1;
+}
+
 __attribute__((destructor)) static void kept_fini(void)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < nkept; i++) {
 		xdp_rl__destroy(kept[i].skel);
-		for (j = 0; j < 4; j++)
-			free(kept[i].image[j]);
+		kept_forget(&kept[i]);
 	}
 	nkept = 0;
 }
@@ -192,16 +212,6 @@ static int kept_reset(struct kept *k)
 	return 0;
 }
 
-/* @k's saved globals freed, and @k cleared (its program is the caller's). */
-static void kept_forget(struct kept *k)
-{
-	int j;
-
-	for (j = 0; j < 4; j++)
-		free(k->image[j]);
-	memset(k, 0, sizeof(*k));
-}
-
 /* Save @k's writable globals as they are now, just loaded: 0, or -1. */
 static int kept_image(struct kept *k)
 {
@@ -246,17 +256,14 @@ int kept_keep(struct xdp_rl *skel, const struct kept_key *key)
 
 struct xdp_rl *kept_take(const struct kept_key *key)
 {
-	int i;
+	int i = kept_find(key, 1);
 
-	for (i = 0; i < nkept; i++) {
-		if (kept[i].taken || memcmp(&kept[i].key, key, sizeof(*key)))
-			continue;
-		kept[i].taken = 1;
-		if (shared)
-			shared->used[i] = 1;
-		return kept[i].skel;
-	}
-	return NULL;
+	if (i < 0)
+		return NULL;
+	kept[i].taken = 1;
+	if (shared)
+		shared->used[i] = 1;
+	return kept[i].skel;
 }
 
 int kept_give_back(struct xdp_rl *skel)
@@ -314,7 +321,7 @@ void kept_key_of(struct kept_key *k, const struct xdp_rl_fixed *f, int fake_cloc
 void unit_between_tests(void)
 {
 	struct kept *k;
-	int i, j;
+	int i;
 
 	if (!shared)
 		return;
@@ -328,13 +335,7 @@ void unit_between_tests(void)
 		kept[i].taken = 1;
 	}
 	for (i = 0; i < shared->nwant && nkept < KEPT_MAX; i++) {
-		if (shared->want[i].asked < 2)
-			continue;
-		for (j = 0;
-		     j < nkept && memcmp(&kept[j].key, &shared->want[i].key, sizeof(kept[j].key));
-		     j++)
-			;
-		if (j < nkept)
+		if (shared->want[i].asked < 2 || kept_find(&shared->want[i].key, 0) >= 0)
 			continue;
 		k = &kept[nkept];
 		memset(k, 0, sizeof(*k));
