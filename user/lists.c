@@ -365,6 +365,18 @@ static int publish_flags(struct limiter *l, __u32 flags)
 	return 0;
 }
 
+/* Whether @p is an IPv6 prefix shorter than /96 that holds ::ffff:0:0/96 (IPv4, in the trie). */
+static int over_mapped(const struct list_prefix *p)
+{
+	struct ip_addr m = { .family = AF_INET6 };
+
+	if (p->addr.family != AF_INET6 || p->len >= 96)
+		return 0;
+	m.bytes[10] = m.bytes[11] = 0xff;
+	mask_addr(&m, p->len);
+	return !memcmp(m.bytes, p->addr.bytes, sizeof(m.bytes));
+}
+
 /* A new trie holding @allow and @deny: its fd, or -1 after saying why. */
 static int trie_build(const struct limiter *l, const struct prefix_list *const lists[LIST_KINDS])
 {
@@ -372,16 +384,42 @@ static int trie_build(const struct limiter *l, const struct prefix_list *const l
 	struct xdp_rl_rule_key6 k;
 	size_t n = lists[0]->n + lists[1]->n, i;
 	char pa[INET6_ADDRSTRLEN + 8];
-	int fd, kind;
+	int fd, kind, over = 0;
 	__u32 v;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "xdp_rl_lists", sizeof(k), sizeof(v), n ? n : 1,
-			    &opts);
+	for (kind = 0; kind < LIST_KINDS; kind++)
+		for (i = 0; i < lists[kind]->n && !over; i++)
+			over = over_mapped(&lists[kind]->v[i]);
+	fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "xdp_rl_lists", sizeof(k), sizeof(v),
+			    n ? n + over : 1, &opts);
 	if (fd < 0) {
 		log_err("cannot change the lists of '%s': the kernel cannot make a trie of %zu "
 			"prefixes: %m",
 			l->ifname, n);
 		return -1;
+	}
+	/*
+	 * The trie keeps IPv4 as ::ffff:0:0/96, and an IPv6 prefix over it
+	 * (::/0 allowed as "all of IPv6", ::/8 denied as a bogon; parse_cidr
+	 * refuses only /96 and longer there) would be the longest match of
+	 * every IPv4 source no IPv4 prefix holds: all of IPv4 allowed, never
+	 * limited, or denied. So ::ffff:0:0/96 itself goes in, first, with
+	 * action 0: such a source is judged by no list (the datapath and
+	 * lists_lookup), and counted and listed nowhere (count_one, get_one).
+	 * An IPv4 prefix is longer (96 + its length) and wins; 0.0.0.0/0, the
+	 * same key, overwrites it below. Only when such a prefix is listed:
+	 * any other IPv6 prefix matches no IPv4 source.
+	 */
+	if (over) {
+		trie_key(&(struct ip_addr){ .family = AF_INET }, 0, &k);
+		v = XDP_RL_LIST_ENTRY(0, 0);
+		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY)) {
+			log_err("cannot change the lists of '%s': cannot add ::ffff:0:0/96 to the "
+				"trie: %m",
+				l->ifname);
+			close(fd);
+			return -1;
+		}
 	}
 	for (kind = 0; kind < LIST_KINDS; kind++) {
 		for (i = 0; i < lists[kind]->n; i++) {
@@ -504,6 +542,9 @@ int lists_lookup(const struct limiter *l, const struct ip_addr *a, int *kind, st
 	close(fd);
 	if (!r)
 		return errno == ENOENT ? 0 : -1;
+	/* ::ffff:0:0/96 of trie_build, under an IPv6 prefix over IPv4: on no list. */
+	if (XDP_RL_LIST_ACTION(v) != XDP_RL_RULE_ALLOW && XDP_RL_LIST_ACTION(v) != XDP_RL_RULE_DENY)
+		return 0;
 	*kind = XDP_RL_LIST_ACTION(v) == XDP_RL_RULE_DENY ? LIST_DENY : LIST_ALLOW;
 	memset(p, 0, sizeof(*p));
 	p->addr = *a;

@@ -24,6 +24,15 @@ RULED = "198.19.41.8"         # a /32 rule of 2 per hour inside the denied /24
 ALLOWED = "198.19.42.1"       # on the allow list (its /24)
 DENIED6 = "2001:2:0:41::1"    # on the deny list (its /64)
 FREE = "198.19.43.1"          # on no list: the global limit of 5
+# Under an allow list of ::/0 (all of IPv6, the IPv4-mapped ::ffff:0:0/96 too):
+UNDER_DENIED = "198.19.80.1"  # on the deny list (its /24)
+UNDER_FREE = "198.19.81.1"    # on no IPv4 prefix: the global limit of 5
+UNDER_LATER = "198.19.82.1"   # the same, after the deny list is replaced
+UNDER6 = "2001:2:0:80::1"     # on the allow list (::/0)
+# Under a deny list of ::/8 (a bogon, the IPv4-mapped ::ffff:0:0/96 in it):
+BOGON_DENIED = "198.19.84.1"  # on the deny list (its /24)
+BOGON_FREE = "198.19.85.1"    # on no IPv4 prefix: the global limit of 5
+BOGON6 = "2001:2:0:85::1"     # outside ::/8: the global limit of 5
 
 
 def saddr(s):
@@ -103,6 +112,78 @@ def test_lists_judge_packets_beside_rules(bed, tmp_path):
     assert f"allow list: 2 prefixes (2 IPv4, 0 IPv6) from {allow}\n" in out, out
     bed.send(DENIED, 7)
     assert bed.counts()[DENIED] == 5, "off the list: the global limit of 5"
+
+
+@pytest.mark.both_tables
+def test_an_ipv6_allow_of_all_allows_no_ipv4(bed, tmp_path):
+    """IPv4 is listed in the trie both families share as ::ffff:0:0/96: an
+    IPv6 prefix over that range (::/0, "all of IPv6") judges IPv6 only. An
+    IPv4 source no IPv4 prefix holds is limited, not allowed; nothing that
+    reads the lists sees what keeps it so."""
+    bed.load("--limit", 5, "--window", "1h")
+    allow = write(tmp_path, "all6.txt", ["::/0"])
+    deny = write(tmp_path, "deny80.netset", ["198.19.80.0/24"])
+    out = bed.xdp_ok("lists", bed.rx_if, "--allow", allow, "--deny", deny)
+    assert out.splitlines() == [
+        f"xdp-rl: {bed.rx_if}: allow list: 1 prefix (0 IPv4, 1 IPv6) from {allow} (was 0)",
+        f"xdp-rl: {bed.rx_if}: deny list: 1 prefix (1 IPv4, 0 IPv6) from {deny} (was 0)",
+    ], out
+    srcs = (UNDER_DENIED, UNDER_FREE, UNDER_LATER, UNDER6)
+    bed.nft_counters({s: saddr(s) for s in srcs})
+    before = bed.stats()
+    for s in ([UNDER_DENIED, UNDER_FREE], UNDER6):
+        bed.send(s, 8)
+    got = bed.counts()
+    assert {s: got[s] for s in srcs} == {UNDER_DENIED: 0, UNDER_FREE: 5, UNDER_LATER: 0,
+                                         UNDER6: 8}, got
+    st = bed.stats()
+    assert (st["allowed"] - before["allowed"], st["denied"] - before["denied"]) == (8, 8), st
+    lj = lists_json(bed)
+    assert (lj["allow"]["prefixes_v4"], lj["allow"]["prefixes_v6"]) == (0, 1), lj
+    assert (lj["deny"]["prefixes_v4"], lj["deny"]["prefixes_v6"]) == (1, 0), lj
+    assert (lj["allow"]["matched_packets"], lj["deny"]["matched_packets"]) == (8, 8), lj
+
+    # What the commands say: the IPv4 source on no IPv4 prefix is on no list.
+    g = bed.get(UNDER_FREE)
+    assert "list" not in g and g["count"] == 8, g
+    out = bed.xdp_ok("get", bed.rx_if, UNDER_FREE)
+    assert "list" not in out, out
+    assert bed.get(UNDER6)["list_prefix"] == "::/0"
+    st = bed.status()
+    assert st["list_prefixes"] == {"allow": 1, "deny": 1}, st
+    assert f"allow-list {allow}\n" in bed.xdp_ok("config", bed.rx_if)
+
+    # --deny alone: the allow list kept from the trie is ::/0 alone, and still
+    # judges no IPv4.
+    later = write(tmp_path, "deny83.netset", ["198.19.83.0/24"])
+    out = bed.xdp_ok("lists", bed.rx_if, "--deny", later)
+    assert f"allow list: 1 prefix (0 IPv4, 1 IPv6) from {allow}\n" in out, out
+    for s in (UNDER_LATER, UNDER6):
+        bed.send(s, 7)
+    got = bed.counts()
+    assert (got[UNDER_LATER], got[UNDER6]) == (5, 15), got
+    assert bed.status()["list_prefixes"] == {"allow": 1, "deny": 1}
+
+
+def test_an_ipv6_bogon_deny_denies_no_ipv4(bed, tmp_path):
+    """The mirror: a deny list holding ::/8 (a bogon, over the IPv4-mapped
+    ::ffff:0:0/96) and an IPv4 prefix, so that IPv4 is looked up: an IPv4
+    source the IPv4 prefix does not hold is limited, not denied."""
+    bed.load("--limit", 5, "--window", "1h")
+    deny = write(tmp_path, "bogons.netset", ["::/8", "198.19.84.0/24"])
+    bed.xdp_ok("lists", bed.rx_if, "--deny", deny)
+    srcs = (BOGON_DENIED, BOGON_FREE, BOGON6)
+    bed.nft_counters({s: saddr(s) for s in srcs})
+    for s in ([BOGON_DENIED, BOGON_FREE], BOGON6):
+        bed.send(s, 7)
+    got = bed.counts()
+    assert {s: got[s] for s in srcs} == {BOGON_DENIED: 0, BOGON_FREE: 5, BOGON6: 5}, got
+    assert lists_json(bed)["deny"]["matched_packets"] == 7
+    g = bed.get(BOGON_FREE)
+    assert "list" not in g and g["count"] == 7, g
+    out = bed.xdp_ok("charge", bed.rx_if, BOGON_FREE, 1)
+    assert f"charged 1 to {BOGON_FREE}/32" in out, out
+    assert bed.status()["list_prefixes"] == {"allow": 0, "deny": 2}
 
 
 def test_bad_list_files_change_nothing(bed, tmp_path):

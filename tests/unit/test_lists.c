@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "harness.h"
+#include "lists.h"
 
 /* A trie as user/lists.c makes one: its fd, or -1. */
 static int trie_new(void)
@@ -164,5 +165,126 @@ out:
 		close(fd);
 	if (fd2 >= 0)
 		close(fd2);
+	env_free(&e);
+}
+
+/* @text parsed as a list file into @pl: 0, or -1 after failing the test. */
+static int list_of(const char *text, struct prefix_list *pl)
+{
+	char why[256];
+
+	if (!list_parse(text, strlen(text), "test", pl, why, sizeof(why)))
+		return 0;
+	UNIT_FAIL("%s: %s", unit_name(), why);
+	return -1;
+}
+
+/* The list lists_lookup finds @addr on: LIST_ALLOW, LIST_DENY, -1 on none, -2 on error. */
+static int lookup(struct env *e, const char *addr, unsigned int *len)
+{
+	struct list_prefix p;
+	struct ip_addr a;
+	int kind, r;
+
+	if (parse_addr(addr, &a))
+		return -2;
+	r = lists_lookup(&e->lim, &a, &kind, &p);
+	*len = r > 0 ? p.len : ~0U;
+	return r > 0 ? kind : r ? -2 : -1;
+}
+
+/* The prefix counts lists_meta gives, [allow, deny][IPv4, IPv6], as one number: 0xA4A6D4D6. */
+static __u64 counts(struct env *e)
+{
+	struct xdp_rl_list_meta m;
+
+	if (lists_meta(&e->lim, &m))
+		return ~0ULL;
+	return m.prefixes[0][0] << 24 | m.prefixes[0][1] << 16 | m.prefixes[1][0] << 8 |
+	       m.prefixes[1][1];
+}
+
+/*
+ * Lists put in by lists_replace (user/lists.c): an IPv6 prefix over
+ * ::ffff:0:0/96, where the trie both families share keeps IPv4, judges
+ * no IPv4 source (::/0 on the allow list would allow every one, ::/8 on a
+ * deny list deny every one); what reads the lists sees only what they hold.
+ */
+UNIT_TEST(lists_ipv6_over_mapped)
+{
+	static const struct xdp_rl_layer one[] = { { 3, 10 * SEC_NS } };
+	struct xdp_rl_live live = live_of(1, one);
+	struct pkt denied = build(&(struct pkt_spec){ V4, "198.18.30.1" });
+	struct pkt free4 = build(&(struct pkt_spec){ V4, "198.18.31.1" });
+	struct pkt all6 = build(&(struct pkt_spec){ V6, "2001:2:0:30::1" });
+	struct pkt bogon_denied = build(&(struct pkt_spec){ V4, "198.18.32.1" });
+	struct pkt bogon_free = build(&(struct pkt_spec){ V4, "198.18.33.1" });
+	struct pkt all4 = build(&(struct pkt_spec){ V4, "198.18.34.1" });
+	struct prefix_list pl[LIST_KINDS] = {}, got = {};
+	struct xdp_rl_list_meta no_meta = {};
+	__u32 k;
+	unsigned int len;
+	struct env e;
+
+	if (env_open(&e, &(struct load_opts){ 0 }, "lists_ipv6_over_mapped: load"))
+		return;
+	env_live(&e, &live);
+	if (list_of("::/0\n", &pl[LIST_ALLOW]) || list_of("198.18.30.0/24\n", &pl[LIST_DENY]) ||
+	    !ASSERT_EQ(lists_replace(&e.lim, &pl[LIST_ALLOW], &pl[LIST_DENY]), 0,
+		       "lists: allow ::/0, deny an IPv4 /24: put in"))
+		goto out;
+	ASSERT_EQ(send_n(&e, &denied, 4), 0, "lists: allow ::/0: the denied /24 drops");
+	ASSERT_EQ(send_n(&e, &free4, 5), 3,
+		  "lists: allow ::/0: an IPv4 source on no IPv4 prefix: the global limit of 3");
+	ASSERT_EQ(send_n(&e, &all6, 5), 5, "lists: allow ::/0: IPv6 passes all");
+	ASSERT_EQ(lookup(&e, "198.18.31.1", &len), -1,
+		  "lists: lists_lookup: the IPv4 source on no IPv4 prefix is on no list");
+	ASSERT_EQ(lookup(&e, "198.18.30.1", &len), LIST_DENY, "lists: lists_lookup: the /24's");
+	ASSERT_EQ(len, 24, "lists: lists_lookup: ... by its /24");
+	ASSERT_EQ(lookup(&e, "2001:2:0:30::1", &len), LIST_ALLOW, "lists: lists_lookup: IPv6");
+	ASSERT_EQ(len, 0, "lists: lists_lookup: ... by ::/0");
+	ASSERT_EQ(counts(&e), 0x00010100, "lists: lists_meta: 1 IPv6 allowed, 1 IPv4 denied");
+	/* No description (a replacement killed half way): counted in the trie again. */
+	for (k = 0; k < 2; k++)
+		bpf_map_update_elem(bpf_map__fd(e.skel->maps.list_meta), &k, &no_meta, 0);
+	ASSERT_EQ(counts(&e), 0x00010100, "lists: counted in the trie: what the lists hold");
+	if (ASSERT_EQ(lists_get(&e.lim, LIST_ALLOW, &got), 0, "lists: lists_get allow") &&
+	    ASSERT_EQ(got.n, 1, "lists: lists_get: the allow list is ::/0 alone")) {
+		ASSERT_EQ(got.v[0].addr.family, AF_INET6, "lists: lists_get: ... IPv6");
+		ASSERT_EQ(got.v[0].len, 0, "lists: lists_get: ... /0");
+	}
+	list_free(&got);
+	if (ASSERT_EQ(lists_get(&e.lim, LIST_DENY, &got), 0, "lists: lists_get deny"))
+		ASSERT_EQ(got.n, 1, "lists: lists_get: the deny list is its /24 alone");
+	list_free(&got);
+	list_free(&pl[LIST_ALLOW]);
+	list_free(&pl[LIST_DENY]);
+
+	/* The mirror: a bogon ::/8 on the deny list, with an IPv4 /24; none allowed. */
+	if (list_of("", &pl[LIST_ALLOW]) || list_of("::/8\n198.18.32.0/24\n", &pl[LIST_DENY]) ||
+	    !ASSERT_EQ(lists_replace(&e.lim, &pl[LIST_ALLOW], &pl[LIST_DENY]), 0,
+		       "lists: deny ::/8 and an IPv4 /24: put in"))
+		goto out;
+	ASSERT_EQ(send_n(&e, &bogon_denied, 4), 0, "lists: deny ::/8: the denied /24 drops");
+	ASSERT_EQ(send_n(&e, &bogon_free, 5), 3,
+		  "lists: deny ::/8: an IPv4 source on no IPv4 prefix: the global limit of 3");
+	ASSERT_EQ(lookup(&e, "198.18.33.1", &len), -1,
+		  "lists: deny ::/8: lists_lookup: on no list");
+	ASSERT_EQ(counts(&e), 0x00000101, "lists: deny ::/8: 1 IPv4 and 1 IPv6 denied");
+	list_free(&pl[LIST_DENY]);
+
+	/* 0.0.0.0/0, keyed as ::ffff:0:0/96 too: listed, it judges every IPv4 source. */
+	if (list_of("::/8\n0.0.0.0/0\n", &pl[LIST_DENY]) ||
+	    !ASSERT_EQ(lists_replace(&e.lim, &pl[LIST_ALLOW], &pl[LIST_DENY]), 0,
+		       "lists: deny ::/8 and 0.0.0.0/0: put in"))
+		goto out;
+	ASSERT_EQ(send_n(&e, &all4, 4), 0, "lists: deny 0.0.0.0/0: every IPv4 source drops");
+	ASSERT_EQ(lookup(&e, "198.18.34.1", &len), LIST_DENY,
+		  "lists: deny 0.0.0.0/0: lists_lookup: on the deny list");
+	ASSERT_EQ(len, 0, "lists: deny 0.0.0.0/0: ... by /0");
+	ASSERT_EQ(counts(&e), 0x00000101, "lists: deny 0.0.0.0/0: 1 IPv4 and 1 IPv6 denied");
+out:
+	list_free(&pl[LIST_ALLOW]);
+	list_free(&pl[LIST_DENY]);
 	env_free(&e);
 }
