@@ -121,13 +121,17 @@ static __always_inline int parse_ipv6(struct cursor *c, struct in6_addr **addr, 
  * What the selectors look at (struct xdp_rl_select): the transport protocol,
  * the destination port (host order) and TCP's flags, each with a bit in
  * @known saying it was read. What could not be read (a later fragment, a
- * first fragment cut short, a header chain too long or truncated) stays
- * unknown, and select.h counts the packet by every selector that could have
- * taken it: an attacker who hides a field gains nothing.
+ * first fragment cut short, a header chain truncated) stays unknown, and
+ * select.h counts the packet by every selector that could have taken it:
+ * none of these reaches a socket without the fragment or header that the
+ * limits saw. A chain longer than the walk (L4_DEEP) does reach one, with
+ * nothing of it read: classify() drops it (fail closed). An attacker who
+ * hides a field gains nothing.
  */
 #define L4_PROTO 1 /* proto is the transport protocol */
 #define L4_PORT	 2 /* dport was read */
 #define L4_FLAGS 4 /* tcp_flags were read */
+#define L4_DEEP	 8 /* an IPv6 header chain longer than the walk: transport not found */
 
 struct l4 {
 	__u16 dport;
@@ -188,8 +192,9 @@ static __always_inline int ipv6_ext(__u8 h)
  * The transport of the IPv6 packet at the cursor, past up to
  * XDP_RL_MAX_EXT_HDRS extension headers. The protocol is known only where
  * the walk ends on a header that is not an extension header: a chain
- * longer than the walk, a header cut short, or a later fragment whose
- * fragmentable part starts with another extension header leave it unknown.
+ * longer than the walk (L4_DEEP), a header cut short, or a later fragment
+ * whose fragmentable part starts with another extension header leave it
+ * unknown.
  */
 static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 {
@@ -226,8 +231,10 @@ static __always_inline void parse_l4_v6(struct cursor *c, struct l4 *l)
 		}
 		next = h[0];
 	}
-	if (ipv6_ext(next))
-		return; /* longer than the walk */
+	if (ipv6_ext(next)) {
+		l->known = L4_DEEP; /* longer than the walk */
+		return;
+	}
 	l->proto = next;
 	l->known = L4_PROTO;
 	/*

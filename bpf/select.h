@@ -16,13 +16,14 @@
 /*
  * Whether @s selects the packet whose transport is @l. Fail closed: a field
  * the selector needs that could not be read (struct l4's known bits) is
- * taken to be one the selector wants, so that a packet is counted by every
- * limit that could have been meant for it. A later fragment of a TCP
- * datagram, a first fragment cut before the TCP flags, an IPv6 header chain
- * longer than the parser walks: each is counted by a --proto, --dport and
- * --syn selector that its protocol (if known) does not rule out. None of
- * these is delivered whole by the stack without the fragments or headers
- * the limit saw.
+ * taken to be one the selector wants, so that a packet is counted by a
+ * limit rather than passed unselected. A later fragment of a TCP datagram,
+ * a first fragment cut before the TCP flags, a header chain cut short: each
+ * is counted by a --proto, --dport and --syn selector that its protocol (if
+ * known) does not rule out. None of these is delivered whole by the stack
+ * without the fragment or header the limits saw, judged with its fields; so
+ * which limit counts the rest gives no second budget. A chain longer than
+ * the walk is delivered whole: classify() drops it before any selector.
  */
 static __always_inline int select_match(const struct xdp_rl_select *s, const struct l4 *l)
 {

@@ -878,7 +878,8 @@ static __always_inline void key_make(struct packet *p, const int v6, int whole)
  * set), link-local sources (--link-local: each keyed by its whole address,
  * or exempt), and whether the global limits select the packet when no rule
  * could (the rules' selectors are judged in limit()). V_UNSELECTED: passed
- * untouched; V_SLOW: go on.
+ * untouched; V_MALFORMED: a transport the limits need cannot be found;
+ * V_SLOW: go on.
  */
 static __always_inline int classify(struct packet *p, const int v6, const struct xdp_rl_live *live,
 				    struct cursor *c)
@@ -895,6 +896,14 @@ static __always_inline int classify(struct packet *p, const int v6, const struct
 		  (p->a[0] & bpf_htonl(0xffff0000)) == bpf_htonl(0xa9fe0000);
 	if (ll && live->link_local == XDP_RL_LL_EXEMPT)
 		return V_UNSELECTED;
+	/*
+	 * Its transport hidden past the walk, where a selector or a key needs
+	 * it: no one limit is known to be the packet's, and the stack delivers
+	 * it whole. Counting it by any one (a rule's, or a key with port 0)
+	 * would give a second budget for what another limit owns: fail closed.
+	 */
+	if (p->l4.known & L4_DEEP)
+		return V_MALFORMED;
 	key_make(p, v6, ll && live->link_local == XDP_RL_LL_ADDRESS);
 	/* A listed source is judged by its list whatever the selectors: no shortcut then. */
 	if ((live->flags & XDP_RL_F_SELECT) && !(v6 ? live->nrules6 : live->nrules4) &&

@@ -668,6 +668,18 @@ void model_packet(struct model *m, int v6, const __u8 src[16], const __u8 dst[16
 	o->rule = -1;
 	o->refused_layer = -1;
 	o->newsrc = -1;
+	if (v6 && !l4->known && !exempt(m, v6, a) &&
+	    ((m->live.flags & XDP_RL_F_SELECT) || model_key_port(m->f.key))) {
+		o->v = MV_MALFORMED;
+		o->why = "a header chain past the parser's walk, its transport needed";
+		m->st.c[XDP_RL_STAT_MALFORMED]++;
+		o->xdp = XDP_PASS;
+		if (m->live.flags & XDP_RL_F_DRY_RUN)
+			return;
+		m->st.c[XDP_RL_STAT_DROPS_MALFORMED]++;
+		o->xdp = XDP_DROP;
+		return;
+	}
 	o->v = limits_of(m, v6, a, l4, &l);
 	o->passed_over = o->v == MV_UNSELECTED ? 0 : l.passed_over;
 	o->unread = o->v != MV_UNSELECTED && (m->live.flags & XDP_RL_F_SELECT) &&

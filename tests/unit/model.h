@@ -196,13 +196,16 @@ struct model_where {
 };
 
 /* The datapath's verdicts (bpf/xdp_rl.bpf.c's enum verdict, as far as one CPU sees them). */
-enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED, MV_BANNED };
+enum model_verdict { MV_PASS, MV_LIMIT, MV_DENY, MV_ALLOW, MV_UNSELECTED, MV_BANNED, MV_MALFORMED };
 
 /*
  * A packet's transport, as the selectors see it: what of it could be read
  * (known: MODEL_L4_*; a later fragment has its protocol only, a first
  * fragment cut short its ports too, an IPv6 header chain longer than the
- * parser walks nothing).
+ * parser walks nothing). Such a chain, where a selector or the key needs
+ * the transport (XDP_RL_F_SELECT, a key with a port), cannot be judged: it
+ * is dropped as malformed (passed in dry run) before any limit or list,
+ * unless its source is an exempt link-local one.
  */
 #define MODEL_L4_PROTO 1
 #define MODEL_L4_PORT  2

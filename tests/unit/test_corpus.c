@@ -8,7 +8,8 @@
  * a limit of 1 per hour on TCP SYNs to port 80 (--proto tcp --dport 80
  * --syn): selected (counted: the second of two is dropped), unselected (both
  * pass untouched) or malformed (both dropped). The rule (bpf/select.h): a
- * field that could not be read counts as one the selector wants. The same
+ * field that could not be read counts as one the selector wants; a chain
+ * longer than the walk, whose transport is not found, is dropped. The same
  * shapes through the stack: tests/e2e/test_adversary.py.
  */
 #include <stdio.h>
@@ -173,9 +174,11 @@ UNIT_TEST(corpus)
 	} while (0)
 	for (c = 0; c <= XDP_RL_MAX_EXT_HDRS + 4; c++) {
 		cases[n].spec = (struct cspec){ .v6 = 1, .ext = c, .dport = 80, .flags = SYN };
-		ADD(SELECTED, "IPv6 SYN to 80 behind %d options headers", c);
+		/* Past the walk the transport is not found: no limit can be named, dropped. */
+		ADD(c > XDP_RL_MAX_EXT_HDRS ? MALFORMED : SELECTED,
+		    "IPv6 SYN to 80 behind %d options headers", c);
 		cases[n].spec = (struct cspec){ .v6 = 1, .ext = c, .dport = 22, .flags = SYN };
-		ADD(c > XDP_RL_MAX_EXT_HDRS ? SELECTED : UNSELECTED,
+		ADD(c > XDP_RL_MAX_EXT_HDRS ? MALFORMED : UNSELECTED,
 		    "IPv6 SYN to 22 behind %d options headers", c);
 	}
 	for (c = 1; c < 20; c++) {

@@ -1023,3 +1023,104 @@ UNIT_TEST(keys_events)
 	ASSERT_STREQ(buf, "198.18.75.2/32", "keys events: ICMP: the destination");
 	env_free(&e);
 }
+
+/*
+ * An IPv6 header chain longer than the parser walks hides the transport,
+ * and the stack delivers it whole. Counted by whichever limit a hidden
+ * field would pick (a key with port 0, a rule whose selector a hidden
+ * field cannot rule out, an --allow rule's), it would be a second budget
+ * beside the one its real port owns: TCP to 22 behind 9 headers was
+ * charged to a UDP 53 rule, or allowed by an ICMPv6 --allow rule. Where a
+ * selector or a key needs the transport it is dropped (malformed); where
+ * nothing does, it is charged to its source as any packet.
+ */
+UNIT_TEST(keys_deep_chain_gets_no_second_budget)
+{
+	const struct pkt_spec tcp22 = { V6, "2001:2:0:57::1", .proto = IPPROTO_TCP, .dport = 22,
+					.tcp_flags = 0x02 };
+	struct pkt plain = build(&tcp22), deep;
+	struct pkt_spec s = tcp22;
+	struct xdp_rl_live live = { .nlayers = 1, .flags = XDP_RL_F_SELECT, .nrules6 = 3 };
+	struct xdp_rl_stats before;
+	struct env e;
+
+	s.ext = XDP_RL_MAX_EXT_HDRS + 1;
+	deep = build(&s);
+	/* --key src,dport: port 22's budget, and none under port 0 for the hidden ones. */
+	if (keys_open(&e, XDP_RL_KEY_SRC_DPORT, 0, 0, "keys deep chain: load"))
+		return;
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &plain, LIMIT + 1), LIMIT, "keys deep chain: TCP to 22: its %d",
+		  LIMIT);
+	ASSERT_EQ(send_n(&e, &deep, LIMIT), 0,
+		  "keys deep chain: the same behind %d headers: no budget under port 0",
+		  XDP_RL_MAX_EXT_HDRS + 1);
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_MALFORMED), LIMIT,
+		  "keys deep chain: ... dropped as malformed");
+	ASSERT_EQ(count_key(&e, "2001:2:0:57::", 0), -1, "keys deep chain: no key with port 0");
+	env_free(&e);
+
+	/* Rules with selectors: a UDP 53 limit, an ICMPv6 allow under a deny. */
+	if (env_open(&e, &(struct load_opts){ 0 }, "keys deep chain rules: load"))
+		return;
+	if (put_rule(&e, "2001:2:0:57::", 64,
+		     (struct xdp_rl_rule){ .id = 0,
+					   .action = XDP_RL_RULE_LIMIT,
+					   .nlayers = 1,
+					   .layer = { { LIMIT, HOUR } },
+					   .select = { .proto = IPPROTO_UDP,
+						       .nports = 1,
+						       .port_lo = { 53 },
+						       .port_hi = { 53 } } }) ||
+	    put_rule(&e, "2001:2:0:58::", 64,
+		     (struct xdp_rl_rule){ .id = 1, .action = XDP_RL_RULE_DENY }) ||
+	    put_rule(&e, "2001:2:0:58::1", 128,
+		     (struct xdp_rl_rule){ .id = 2,
+					   .action = XDP_RL_RULE_ALLOW,
+					   .select = { .proto = IPPROTO_ICMPV6 } })) {
+		UNIT_FAIL("keys deep chain rules: insert: %s", strerror(errno));
+		env_free(&e);
+		return;
+	}
+	live.layer[0].limit = LIMIT;
+	live.layer[0].window_ns = HOUR;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &plain, LIMIT + 1), LIMIT,
+		  "keys deep chain rules: TCP to 22, missed by the UDP 53 rule: the global %d",
+		  LIMIT);
+	ASSERT_EQ(send_n(&e, &deep, LIMIT), 0,
+		  "keys deep chain rules: behind %d headers: not the UDP 53 rule's budget",
+		  XDP_RL_MAX_EXT_HDRS + 1);
+	s.src = "2001:2:0:58::1";
+	deep = build(&s);
+	ASSERT_EQ(
+		send_n(&e, &deep, 4), 0,
+		"keys deep chain rules: from an ICMPv6 --allow /128 in a --deny /64: not allowed");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_ALLOWED), 0,
+		  "keys deep chain rules: ... none counted as allowed");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_MALFORMED), LIMIT + 4,
+		  "keys deep chain rules: the hidden ones dropped as malformed");
+
+	/* In dry run it passes, counted as malformed all the same. */
+	live.flags |= XDP_RL_F_DRY_RUN;
+	env_live(&e, &live);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &deep, 2), 2, "keys deep chain rules: dry run passes it");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_MALFORMED), 2,
+		  "keys deep chain rules: ... counted as malformed");
+
+	/* Nothing needs the transport: charged to its source as any packet. */
+	live = (struct xdp_rl_live){ .nlayers = 1, .lsid = 5 };
+	live.layer[0].limit = LIMIT;
+	live.layer[0].window_ns = HOUR;
+	env_live(&e, &live);
+	s.src = "2001:2:0:59::1";
+	deep = build(&s);
+	stats(&e, &before);
+	ASSERT_EQ(send_n(&e, &deep, LIMIT + 2), LIMIT,
+		  "keys deep chain: no selector, no port key: limited by its source");
+	ASSERT_EQ(stat_delta(&e, &before, XDP_RL_STAT_MALFORMED), 0,
+		  "keys deep chain: ... none malformed");
+	env_free(&e);
+}

@@ -553,8 +553,9 @@ static void gen_l4(struct gen *g, struct step *st)
 	/*
 	 * Most packets are read whole; some hide fields from the selectors,
 	 * which must then count them (fail closed): a later fragment (its
-	 * protocol alone), a TCP first fragment cut before its flags, an IPv6
-	 * header chain longer than the parser walks (nothing known).
+	 * protocol alone), a TCP first fragment cut before its flags; or
+	 * drop them where the limits need the transport: an IPv6 header
+	 * chain longer than the parser walks (nothing known).
 	 */
 	k = below(&g->r, 100);
 	if (k < 6)
@@ -1058,6 +1059,7 @@ enum cover {
 	C_PORT_READ,
 	C_PORT_UNREAD,
 	C_LINK_LOCAL,
+	C_DEEP,
 	C_NCOVER,
 };
 
@@ -1091,6 +1093,7 @@ static const char *const cover_names[C_NCOVER] = {
 	"keyed with the port read",
 	"keyed with port 0 (none read)",
 	"judged with a link-local key address",
+	"dropped: a header chain past the walk, its transport needed",
 };
 
 static __u64 cover[C_NCOVER];
@@ -1511,6 +1514,7 @@ static int check_state(struct run *r, const struct model_where *ins, int pre_fre
 		XDP_RL_STAT_OVER_LIMIT,
 		XDP_RL_STAT_BANS,
 		XDP_RL_STAT_DROPS_BANNED,
+		XDP_RL_STAT_DROPS_MALFORMED,
 	};
 	static const char *const stat_names[] = {
 #define STAT_NAME(id, name, help, metric) #name,
@@ -2107,6 +2111,7 @@ static void cover_packet(struct run *r, const struct step *st, const struct mode
 	c[C_UNREAD] += o->unread;
 	c[C_RATE] += o->rate != 0;
 	c[C_RATE_REFUSED] += o->rate == 2;
+	c[C_DEEP] += o->v == MV_MALFORMED;
 }
 
 static const char *const reset_words[] = { "nothing to reset", "its key", "its aggregate",

@@ -26,10 +26,13 @@ static void env_select(struct env *e, const struct xdp_rl_select *sel, __u32 lin
 	env_live(e, &live);
 }
 
+#define UNJUDGED 2
+
 struct scase {
 	const char *desc;
 	struct pkt_spec spec;
-	int selected; /* 1: limited (the second packet is dropped); 0: passed untouched */
+	/* 1: limited (the second packet is dropped); 0: passed untouched; UNJUDGED: both dropped */
+	int selected;
 };
 
 static void run_cases(struct env *e, const char *what, const struct scase *c, size_t n)
@@ -44,6 +47,16 @@ static void run_cases(struct env *e, const char *what, const struct scase *c, si
 		stats(e, &before);
 		first = run(e, &p, 1);
 		second = run(e, &p, 1);
+		if (c[i].selected == UNJUDGED) {
+			ASSERT_EQ(first, XDP_DROP, "%s: %s: dropped, no limit known to be its",
+				  what, c[i].desc);
+			ASSERT_EQ(second, XDP_DROP, "%s: %s: the second too", what, c[i].desc);
+			ASSERT_EQ(stat_delta(e, &before, XDP_RL_STAT_MALFORMED), 2,
+				  "%s: %s: counted as malformed", what, c[i].desc);
+			ASSERT_EQ(stat_delta(e, &before, XDP_RL_STAT_NEW_WINDOWS), 0,
+				  "%s: %s: no window charged", what, c[i].desc);
+			continue;
+		}
 		ASSERT_EQ(first, XDP_PASS, "%s: %s: the first packet passes", what, c[i].desc);
 		ASSERT_EQ(second, c[i].selected ? XDP_DROP : XDP_PASS, "%s: %s: the second is %s",
 			  what, c[i].desc,
@@ -94,9 +107,9 @@ UNIT_TEST(select_ports)
 		{ "IPv6 TCP to 22 past 8 extension headers (the walk's end)",
 		  { V6, "2001:2:0:38::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 8 },
 		  0 },
-		{ "IPv6 TCP to 22 past 9 extension headers (unclassified: selected, fail closed)",
+		{ "IPv6 TCP to 22 past 9 extension headers (transport not found: fail closed)",
 		  { V6, "2001:2:0:39::1", .proto = IPPROTO_TCP, .dport = 22, .ext = 9 },
-		  1 },
+		  UNJUDGED },
 		{ "a first TCP fragment to 22 with 8 bytes of header (ports read)",
 		  { V4, "198.18.30.10", .proto = IPPROTO_TCP, .dport = 22, .first_cut = 1 },
 		  0 },
@@ -146,9 +159,9 @@ UNIT_TEST(select_syn)
 		{ "an IPv6 first TCP fragment cut before the flags",
 		  { V6, "2001:2:0:3a::2", .proto = IPPROTO_TCP, .dport = 22, .first_cut = 1 },
 		  1 },
-		{ "an IPv6 ACK past 9 extension headers (unclassified)",
+		{ "an IPv6 ACK past 9 extension headers (transport not found)",
 		  { V6, "2001:2:0:3b::3", .proto = IPPROTO_TCP, .tcp_flags = ACK, .ext = 9 },
-		  1 },
+		  UNJUDGED },
 	};
 	struct env e;
 
@@ -166,9 +179,9 @@ UNIT_TEST(select_proto)
 		{ "ICMPv6", { V6, "2001:2:0:35::1", .proto = IPPROTO_ICMPV6 }, 1 },
 		{ "UDP over IPv6", { V6, "2001:2:0:36::1", .proto = IPPROTO_UDP, .dport = 53 }, 0 },
 		{ "ICMP over IPv4", { V4, "198.18.32.1", .proto = IPPROTO_ICMP }, 0 },
-		{ "UDP past 9 extension headers (unclassified: selected, fail closed)",
+		{ "UDP past 9 extension headers (transport not found: fail closed)",
 		  { V6, "2001:2:0:36::2", .proto = IPPROTO_UDP, .dport = 53, .ext = 9 },
-		  1 },
+		  UNJUDGED },
 	};
 	struct env e;
 
