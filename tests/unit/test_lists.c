@@ -186,6 +186,7 @@ static int lookup(struct env *e, const char *addr, unsigned int *len)
 	struct ip_addr a;
 	int kind, r;
 
+	*len = ~0U;
 	if (parse_addr(addr, &a))
 		return -2;
 	r = lists_lookup(&e->lim, &a, &kind, &p);
