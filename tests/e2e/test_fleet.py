@@ -458,9 +458,17 @@ def test_password(fleet):
     os.chmod(pw, 0o600)
     fleet.start_agent(0, "--password-file", pw)
     fleet.wait_syncing(0)
-    fleet.beds[0].send(SRC, 50)
-    time.sleep(0.5)
-    assert fleet.keys(password="s3cret-fleet"), "synced through AUTH"
+    # A window's key lives about as long as its window (2 s): send early in
+    # one, and look for the key within it (sent late, the key may be gone).
+    keys, deadline = {}, time.time() + 10
+    while not keys and time.time() < deadline:
+        rlbed.sleep_until((time.time() // WINDOW_S + 1) * WINDOW_S + 0.05)
+        fleet.beds[0].send(SRC, 50)
+        end = time.time() + 1.0
+        while not keys and time.time() < end:
+            keys = fleet.keys(password="s3cret-fleet")
+            time.sleep(0.1)
+    assert keys, "synced through AUTH"
     assert fleet.stop_agent(0) == 0
 
     with open(pw, "w") as f:
