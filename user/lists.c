@@ -190,6 +190,9 @@ static long trie_id(const struct limiter *l)
 	return errno == ENOENT ? 0 : -1;
 }
 
+/* ::ffff:0:0/96, where the trie keeps IPv4: its first 12 bytes. */
+static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
 /* The key of @p in the trie: IPv4 as ::ffff:0:0/96. */
 static void trie_key(const struct ip_addr *a, unsigned int len, struct xdp_rl_rule_key6 *k)
 {
@@ -200,17 +203,14 @@ static void trie_key(const struct ip_addr *a, unsigned int len, struct xdp_rl_ru
 		return;
 	}
 	k->prefixlen = 96 + len;
-	((__u8 *)k->addr)[10] = 0xff;
-	((__u8 *)k->addr)[11] = 0xff;
+	memcpy(k->addr, mapped, sizeof(mapped));
 	memcpy((__u8 *)k->addr + 12, a->bytes, 4);
 }
 
 static void trie_prefix(const struct xdp_rl_rule_key6 *k, struct list_prefix *p)
 {
-	static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 	memset(p, 0, sizeof(*p));
-	if (k->prefixlen >= 96 && !memcmp(k->addr, mapped, 12)) {
+	if (k->prefixlen >= 96 && !memcmp(k->addr, mapped, sizeof(mapped))) {
 		p->addr.family = AF_INET;
 		memcpy(p->addr.bytes, (const __u8 *)k->addr + 12, 4);
 		p->len = k->prefixlen - 96;
@@ -372,7 +372,7 @@ static int over_mapped(const struct list_prefix *p)
 
 	if (p->addr.family != AF_INET6 || p->len >= 96)
 		return 0;
-	m.bytes[10] = m.bytes[11] = 0xff;
+	memcpy(m.bytes, mapped, sizeof(mapped));
 	mask_addr(&m, p->len);
 	return !memcmp(m.bytes, p->addr.bytes, sizeof(m.bytes));
 }
